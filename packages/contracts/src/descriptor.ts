@@ -1,0 +1,60 @@
+import type { TObject } from 'typebox'
+import { annotationsFor, type Effect, type ToolAnnotations } from './effect.ts'
+import { CODE_TOOL, type ToolName } from './names.ts'
+
+/** What prose may vary by host: the name of the harness's code tool. */
+export interface ProseContext {
+  codeTool: string
+}
+
+export const DEFAULT_PROSE: ProseContext = { codeTool: CODE_TOOL }
+
+/** A tool contract as written in its file: the description is rendered for a prose context. */
+export interface ToolContract<I extends TObject = TObject, R extends TObject = TObject> {
+  name: ToolName
+  title: string
+  describe: (prose: ProseContext) => string
+  input: I
+  result: R
+  /** Input property names in positional call order (e.g. `copy(src, dest)`). */
+  call: readonly string[]
+  effect: Effect
+  /** The host toggle that removes this tool, or null when it cannot be switched off. */
+  toggle: 'shell' | null
+}
+
+/** A tool as a host sees it: the contract with its description rendered and annotations derived. */
+export interface ToolDescriptor<I extends TObject = TObject, R extends TObject = TObject> {
+  name: ToolName
+  title: string
+  description: string
+  input: I
+  result: R
+  call: readonly string[]
+  effect: Effect
+  toggle: 'shell' | null
+  annotations: ToolAnnotations
+}
+
+/** Identity helper that keeps a contract's literal types. */
+export function defineTool<I extends TObject, R extends TObject>(contract: ToolContract<I, R>): ToolContract<I, R> {
+  return contract
+}
+
+/** Render a contract into the descriptor a host serves. */
+export function describeTool<I extends TObject, R extends TObject>(
+  contract: ToolContract<I, R>,
+  prose: ProseContext = DEFAULT_PROSE,
+): ToolDescriptor<I, R> {
+  return {
+    name: contract.name,
+    title: contract.title,
+    description: contract.describe(prose),
+    input: contract.input,
+    result: contract.result,
+    call: contract.call,
+    effect: contract.effect,
+    toggle: contract.toggle,
+    annotations: annotationsFor(contract.effect),
+  }
+}

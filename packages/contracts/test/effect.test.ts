@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest'
+import { CONTRACTS, TOOLS, annotationsFor, effectTraits } from '@hands/contracts'
+
+describe('effect', () => {
+  it('derives every descriptor annotation from the effect, never per tool', () => {
+    for (const t of TOOLS) expect(t.annotations).toEqual(annotationsFor(t.effect))
+  })
+
+  it('marks read tools read-only and parallel-safe and nothing else', () => {
+    expect(annotationsFor('read').readOnlyHint).toBe(true)
+    for (const e of ['mutate', 'destroy', 'execute'] as const) {
+      expect(annotationsFor(e).readOnlyHint).toBe(false)
+      expect(effectTraits(e).isParallelSafe).toBe(false)
+    }
+    expect(effectTraits('read').isParallelSafe).toBe(true)
+  })
+
+  it('asks for confirmation on destroy only, and delete is the tool that destroys', () => {
+    expect(CONTRACTS.filter((c) => effectTraits(c.effect).isConfirmed).map((c) => c.name)).toEqual(['delete'])
+  })
+
+  it('reports only the execute tools as reaching an open world', () => {
+    expect(CONTRACTS.filter((c) => annotationsFor(c.effect).openWorldHint).map((c) => c.name)).toEqual([
+      'shell_run',
+      'shell_background',
+      'shell_type',
+    ])
+  })
+
+  it('hands out copies, so a host cannot change the derivation for everyone', () => {
+    const a = annotationsFor('read')
+    a.readOnlyHint = false
+    expect(annotationsFor('read').readOnlyHint).toBe(true)
+  })
+})
