@@ -4,44 +4,23 @@
  * `pnpm gen --diff REF` print how the surface changed since git REF's generated/surface.json
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createTwoFilesPatch } from 'diff'
 import { diffSurfaces } from './diff.ts'
+import type { Budget } from './render/budget.ts'
 import { renderAll } from './files.ts'
 import type { Surface } from './surface.ts'
+import { OUT_OF_DATE, checkGenerated, writeGenerated } from './sync.ts'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const OUT_OF_DATE = 'generated/ is out of date; run `pnpm gen`'
-
-function listFiles(dir: string): string[] {
-  if (!existsSync(dir)) return []
-  return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile())
-    .map((e) => relative(REPO, join(e.parentPath, e.name)))
-}
+const USAGE = 'usage: pnpm gen [--check | --diff REF]'
 
 function check(): number {
   const files = renderAll()
-  const expected = new Set(files.map((f) => f.path))
-  let drift = 0
-  for (const f of files) {
-    const abs = join(REPO, f.path)
-    const onDisk = existsSync(abs) ? readFileSync(abs, 'utf8') : ''
-    if (onDisk !== f.text) {
-      drift++
-      process.stdout.write(createTwoFilesPatch(`a/${f.path}`, `b/${f.path}`, onDisk, f.text, 'committed', 'rendered'))
-    }
-  }
-  for (const path of listFiles(join(REPO, 'generated'))) {
-    if (!expected.has(path)) {
-      drift++
-      console.log(`${path}: not produced by codegen (stale file)`)
-    }
-  }
-  if (drift > 0) {
-    console.error(`${OUT_OF_DATE} (${drift} file${drift === 1 ? '' : 's'} differ)`)
+  const { drift, report } = checkGenerated(REPO, files)
+  if (drift.length > 0) {
+    process.stdout.write(report)
+    console.error(`${OUT_OF_DATE} (${drift.length} file${drift.length === 1 ? '' : 's'} differ: ${drift.join(', ')})`)
     return 1
   }
   console.log(`generated/ is up to date (${files.length} files)`)
@@ -50,18 +29,16 @@ function check(): number {
 
 function write(): number {
   const files = renderAll()
-  const expected = new Set(files.map((f) => f.path))
-  for (const path of listFiles(join(REPO, 'generated'))) if (!expected.has(path)) rmSync(join(REPO, path))
-  for (const f of files) {
-    const abs = join(REPO, f.path)
-    mkdirSync(dirname(abs), { recursive: true })
-    const before = existsSync(abs) ? readFileSync(abs, 'utf8') : null
-    if (before !== f.text) writeFileSync(abs, f.text)
-    console.log(`${before === f.text ? 'unchanged' : 'wrote    '} ${f.path}`)
-  }
+  const changed = writeGenerated(REPO, files)
+  console.log(changed.length === 0 ? 'generated/ unchanged' : `wrote ${changed.join(', ')}`)
+  const budget = JSON.parse(files.find((f) => f.path === 'generated/budget.json')?.text ?? '{}') as Budget
+  console.log(`\n${budget.tools.length} tools, ${budget.encoding} tokens each (name + description + input schema):`)
+  for (const t of budget.tools) console.log(`  ${t.name.padEnd(18)} ${String(t.tokens).padStart(5)}`)
+  console.log(`  ${'total'.padEnd(18)} ${String(budget.total.tokens).padStart(5)}`)
   return 0
 }
 
+/** The surface at git REF (read in the current directory's repository) against the one rendered now. */
 function diffAgainst(ref: string): number {
   let text: string
   try {
@@ -71,31 +48,29 @@ function diffAgainst(ref: string): number {
     console.error(`cannot read generated/surface.json at ${ref}: ${stderr}`)
     return 2
   }
-  const before = JSON.parse(text) as Surface
   const surfaceFile = renderAll().find((f) => f.path === 'generated/surface.json')
   if (surfaceFile === undefined) throw new Error('codegen renders no surface.json')
-  const after = JSON.parse(surfaceFile.text) as Surface
-  console.log(diffSurfaces(before, after))
+  console.log(diffSurfaces(JSON.parse(text) as Surface, JSON.parse(surfaceFile.text) as Surface))
   return 0
 }
 
 function main(argv: string[]): number {
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log('usage: pnpm gen [--check | --diff REF]')
+    console.log(USAGE)
     return 0
   }
   const d = argv.indexOf('--diff')
   if (d >= 0) {
     const ref = argv[d + 1]
-    if (ref === undefined || ref.startsWith('-')) {
-      console.error('--diff needs a git ref, e.g. `pnpm gen --diff main`')
+    if (ref === undefined || ref.startsWith('-') || argv.length !== 2) {
+      console.error(`--diff takes one git ref, e.g. \`pnpm gen --diff main\`; ${USAGE}`)
       return 2
     }
     return diffAgainst(ref)
   }
   const unknown = argv.filter((a) => a !== '--check')
   if (unknown.length > 0) {
-    console.error(`unknown argument ${unknown.join(' ')}; usage: pnpm gen [--check | --diff REF]`)
+    console.error(`unknown argument ${unknown.join(' ')}; ${USAGE}`)
     return 2
   }
   return argv.includes('--check') ? check() : write()
