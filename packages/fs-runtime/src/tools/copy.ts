@@ -99,10 +99,10 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
   try {
     await gateWrite(ctx, dest, 'write', COPY)
     if (dest.isDirForced && src.kind !== 'dir') throw notADirectory(dest, 'it ends with a slash, so it names a directory, but src is not one')
-    if (dest.real === src.r.real) throw samePath(src.r, dest, dest.real)
     if (src.kind === 'dir' && isWithin(src.r.real, dest.real)) {
-      throw intoItself(`${named(dest)} (${dest.real}) is inside ${named(src.r)} (${src.r.real}); a directory cannot be copied into itself.`)
+      throw intoItself(`${named(dest)} (${dest.real}) is ${dest.real === src.r.real ? '' : 'inside '}${named(src.r)} (${src.r.real}); a directory cannot be copied into itself.`)
     }
+    if (dest.real === src.r.real) throw samePath(src.r, dest, dest.real)
     if (dest.stats !== null) {
       const refusal = protectedRefusal(ctx, dest)
       if (refusal !== undefined) throw refusal

@@ -158,10 +158,10 @@ export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResu
   const dest = await resolvePath(ctx.roots, destGiven, { final: 'nofollow', label: 'dest' })
   await gateWrite(ctx, dest, 'write', MOVE)
   if (dest.isDirForced && kind !== 'dir') throw notADirectory(dest, 'it ends with a slash, so it names a directory, but src is not one')
-  if (dest.real === src.real) throw samePath(src, dest, dest.real)
   if (kind === 'dir' && isWithin(src.real, dest.real)) {
-    throw intoItself(`${named(dest)} (${dest.real}) is inside ${named(src)} (${src.real}); a directory cannot be moved into itself.`)
+    throw intoItself(`${named(dest)} (${dest.real}) is ${dest.real === src.real ? '' : 'inside '}${named(src)} (${src.real}); a directory cannot be moved into itself.`)
   }
+  if (dest.real === src.real) throw samePath(src, dest, dest.real)
   if (dest.stats !== null) {
     const refusal = protectedRefusal(ctx, dest)
     if (refusal !== undefined) throw refusal
