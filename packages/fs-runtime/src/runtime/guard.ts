@@ -1,9 +1,9 @@
 import type { Stats } from 'node:fs'
 import type { ToolError } from '@hands/contracts'
 import { consultGates, type PathAccess } from '../confine/gate.ts'
-import { gateRefusal, type Resolved } from '../confine/resolve.ts'
+import { gateRefusal, resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isRoot, rootsUnder } from '../confine/roots.ts'
-import { protectedPath } from '../errors/refuse.ts'
+import { invalidInput, protectedPath, type Named } from '../errors/refuse.ts'
 import type { Context } from './context.ts'
 
 /** A gate's answer for one resolved path: 'allow' | 'hide' (the caller decides what hiding means). Throws on 'deny'. */
@@ -44,4 +44,21 @@ export function sameObject(a: Stats, b: Stats): boolean {
 export function tempName(name: string, tag: string): string {
   const short = name.length > 100 ? name.slice(0, 100) : name
   return `.${short}.hands-${tag}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`
+}
+
+/**
+ * Refuse `link/` (a trailing slash after a symlink) where the tool would remove what the path
+ * names: the slash would make it the directory the link leads to, and delete and move act on
+ * a symlink itself, never its target. Returns quietly for anything else.
+ */
+export async function refuseSlashedLink(ctx: Context, r: Named, tool: string): Promise<void> {
+  if (!/[^/]\/+$/.test(r.given)) return
+  const bare = r.given.replace(/\/+$/, '')
+  const named = await resolvePath(ctx.roots, bare, { final: 'nofollow', label: r.label }).catch(() => null)
+  if (named?.stats?.isSymbolicLink() === true) {
+    throw invalidInput(
+      `${r.label} ${JSON.stringify(r.given)} ends with a slash after a symlink, so it names the directory the link leads to; ${tool} acts on a symlink itself, never on its target.`,
+      `Pass ${JSON.stringify(bare)} to ${tool} the symlink itself.`,
+    )
+  }
 }

@@ -98,7 +98,6 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
   const createdParents: string[] = []
   try {
     await gateWrite(ctx, dest, 'write', COPY)
-    if (dest.isDirForced && src.kind !== 'dir') throw notADirectory(dest, 'it ends with a slash, so it names a directory, but src is not one')
     if (src.kind === 'dir' && isWithin(src.r.real, dest.real)) {
       throw intoItself(`${named(dest)} (${dest.real}) is ${dest.real === src.r.real ? '' : 'inside '}${named(src.r)} (${src.r.real}); a directory cannot be copied into itself.`)
     }
@@ -112,6 +111,7 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
       }
       await gateWrite(ctx, dest, 'delete', COPY)
     }
+    if (dest.isDirForced && src.kind !== 'dir') throw notADirectory(dest, 'it ends with a slash, so it names a directory, but src is not one')
     for (const { rel, text } of linksOf(src.entries)) {
       await requireLinkInside(ctx.roots, joinReal(dest.real, dirOfRel(rel)), text, { label: 'src', given: `${srcGiven.replace(/\/+$/, '')}/${rel}` })
     }

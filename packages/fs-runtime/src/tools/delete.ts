@@ -8,7 +8,7 @@ import { listTree } from '../tree/list.ts'
 import { removeDirAt } from '../tree/remove.ts'
 import { confirmOrRefuse } from '../runtime/confirm.ts'
 import { treeRun, type Context } from '../runtime/context.ts'
-import { gateOf, protectedRefusal, sameObject } from '../runtime/guard.ts'
+import { gateOf, protectedRefusal, refuseSlashedLink, sameObject } from '../runtime/guard.ts'
 import { checkToolInput } from '../runtime/input.ts'
 
 /** A checked path: `r.stats` null means nothing (visible) is there to delete. */
@@ -23,6 +23,7 @@ function errno(cause: unknown): string | undefined {
 
 async function plan(ctx: Context, given: string, label: string, cache: ParentCache): Promise<Plan> {
   let r: Resolved
+  await refuseSlashedLink(ctx, { label, given }, DELETE)
   try {
     r = await resolvePath(ctx.roots, given, { final: 'nofollow', label, cache })
   } catch (cause) {

@@ -20,7 +20,7 @@ import { removeAt, replaceEntry } from '../tree/place.ts'
 import { removeDirAt } from '../tree/remove.ts'
 import { confirmOrRefuse } from '../runtime/confirm.ts'
 import { treeRun, type Context } from '../runtime/context.ts'
-import { gateOf, gateWrite, kindOfStats, protectedRefusal, sameObject, tempName } from '../runtime/guard.ts'
+import { gateOf, gateWrite, kindOfStats, protectedRefusal, refuseSlashedLink, sameObject, tempName } from '../runtime/guard.ts'
 import { checkToolInput } from '../runtime/input.ts'
 
 function errno(cause: unknown): string | undefined {
@@ -149,6 +149,7 @@ async function moveOver(m: Move): Promise<void> {
 export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResult> {
   const { src: srcGiven, dest: destGiven, is_overwrite } = checkToolInput<MoveInput>(contract, input)
   const isOverwrite = is_overwrite === true
+  await refuseSlashedLink(ctx, { label: 'src', given: srcGiven }, MOVE)
   const src = await resolvePath(ctx.roots, srcGiven, { final: 'nofollow', label: 'src' })
   if (src.stats === null) throw notFound(src)
   const srcProtected = protectedRefusal(ctx, src)
@@ -157,7 +158,6 @@ export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResu
   const kind = kindOfStats(src.stats)
   const dest = await resolvePath(ctx.roots, destGiven, { final: 'nofollow', label: 'dest' })
   await gateWrite(ctx, dest, 'write', MOVE)
-  if (dest.isDirForced && kind !== 'dir') throw notADirectory(dest, 'it ends with a slash, so it names a directory, but src is not one')
   if (kind === 'dir' && isWithin(src.real, dest.real)) {
     throw intoItself(`${named(dest)} (${dest.real}) is ${dest.real === src.real ? '' : 'inside '}${named(src)} (${src.real}); a directory cannot be moved into itself.`)
   }
@@ -171,6 +171,7 @@ export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResu
     }
     await gateWrite(ctx, dest, 'delete', MOVE)
   }
+  if (dest.isDirForced && kind !== 'dir') throw notADirectory(dest, 'it ends with a slash, so it names a directory, but src is not one')
   if (kind === 'dir' && ctx.gates !== undefined && ctx.gates.length > 0) {
     // Everything inside moves along, so every entry must pass the gates too.
     const top = await pinDir(src.real, src, true)
