@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs'
 import { lstat, readlink, realpath } from 'node:fs/promises'
 import type { ToolError } from '@hands/contracts'
-import { accessDenied, invalidInput, ioError, notADirectory, notFound, nulByte, outsideRoots, type Named } from '../errors/refuse.ts'
+import { accessDenied, changedUnderfoot, invalidInput, ioError, notADirectory, notFound, nulByte, outsideRoots, type Named } from '../errors/refuse.ts'
 import { consultGates, type PathAccess, type PathGate } from './gate.ts'
 import { realRoots, rootOf } from './roots.ts'
 
@@ -30,6 +30,11 @@ export interface Resolved extends Named {
 
 /** Linux's limit on symlinks followed in one resolution. */
 const MAX_LINKS = 40
+
+/** Thrown inside a walk when the tree changed under it; the walk starts over. */
+const RESTART = Symbol('restart')
+/** Walks started over at most, before the change is reported as an io_error. */
+const MAX_RESTARTS = 3
 
 function errno(cause: unknown): string | undefined {
   return (cause as NodeJS.ErrnoException | undefined)?.code
@@ -121,6 +126,8 @@ async function walk(abs: string, final: FinalMode, n: Named, roots: readonly str
       try {
         text = await readlink(candidate)
       } catch (cause) {
+        // The link was removed or replaced since the lstat: resolve again from the start.
+        if (errno(cause) === 'ENOENT' || errno(cause) === 'EINVAL') throw RESTART
         return fail(candidate, ioError(n, cause, { preflight: true }))
       }
       if (text.startsWith('/')) {
@@ -227,7 +234,14 @@ export async function resolvePath(
       // fall through to the walk
     }
   }
-  return place(n, await walk(abs, isDirForced ? 'follow' : options.final, n, roots), isDirForced, roots)
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return place(n, await walk(abs, isDirForced ? 'follow' : options.final, n, roots), isDirForced, roots)
+    } catch (cause) {
+      if (cause !== RESTART) throw cause
+      if (attempt >= MAX_RESTARTS) throw changedUnderfoot(n, 'a symlink on the way kept changing', true)
+    }
+  }
 }
 
 function placeExisting(n: Named, real: string, parent: string, stats: Stats, isDirForced: boolean, roots: readonly string[]): Resolved {
