@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs'
-import { lstat, readlink, realpath } from 'node:fs/promises'
+import { lstat, readlink, realpath } from '../util/fsio.ts'
 import type { ToolError } from '@hands/contracts'
 import { accessDenied, changedUnderfoot, invalidInput, ioError, notADirectory, notFound, nulByte, outsideRoots, type Named } from '../errors/refuse.ts'
 import { consultGates, type PathAccess, type PathGate } from './gate.ts'

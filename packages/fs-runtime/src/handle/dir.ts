@@ -1,10 +1,9 @@
-import { close, constants, existsSync, open } from 'node:fs'
-import { lstat, mkdir, readlink, realpath, rmdir } from 'node:fs/promises'
-import { promisify } from 'node:util'
+import { constants, existsSync } from 'node:fs'
+import { close, lstat, mkdir, open, readlink, realpath, rmdir } from '../util/fsio.ts'
 import { changedUnderfoot, ioError, type Named } from '../errors/refuse.ts'
 
-export const openFd = promisify(open) as (path: string, flags: number, mode?: number) => Promise<number>
-export const closeFd = promisify(close) as (fd: number) => Promise<void>
+export const openFd = open
+export const closeFd = close
 
 /** Linux `O_PATH`: a handle to a place in the tree, needing no read permission. */
 const O_PATH = 0o10000000

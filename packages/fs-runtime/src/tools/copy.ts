@@ -1,4 +1,4 @@
-import { mkdir, readlink } from 'node:fs/promises'
+import { mkdir, readlink } from '../util/fsio.ts'
 import { copy as contract, COPY, ToolError, type CopyInput, type CopyResult } from '@hands/contracts'
 import { requireLinkInside } from '../confine/link.ts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'

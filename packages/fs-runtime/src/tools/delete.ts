@@ -1,4 +1,4 @@
-import { lstat, unlink } from 'node:fs/promises'
+import { lstat, unlink } from '../util/fsio.ts'
 import { deleteTool as contract, DELETE, ToolError, type DeleteInput, type DeleteResult } from '@hands/contracts'
 import { resolvePath, type ParentCache, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'

@@ -1,4 +1,4 @@
-import { link, lstat, mkdir, readlink, rename, rmdir, unlink } from 'node:fs/promises'
+import { link, lstat, mkdir, readlink, rename, rmdir, unlink } from '../util/fsio.ts'
 import { move as contract, MOVE, ToolError, type MoveInput, type MoveResult } from '@hands/contracts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'

@@ -1,11 +1,8 @@
-import { constants, fstat, type Stats } from 'node:fs'
-import { copyFile, lstat, mkdir, symlink } from 'node:fs/promises'
-import { promisify } from 'node:util'
+import { constants } from 'node:fs'
+import { copyFile, fstat, lstat, mkdir, symlink } from '../util/fsio.ts'
 import { closeFd, fdPath, isPinning, openChild, openFd, type DirHandle } from '../handle/dir.ts'
 import { TaskGroup, type Limiter } from '../util/limit.ts'
 import type { TreeEntry } from './list.ts'
-
-const fstatFd = promisify(fstat) as (fd: number) => Promise<Stats>
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, COPYFILE_EXCL, COPYFILE_FICLONE } = constants
 
@@ -40,7 +37,7 @@ export async function copyFileBetween(src: DirHandle, name: string, dest: DirHan
   }
   const fd = await openFd(src.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
   try {
-    const st = await fstatFd(fd)
+    const st = await fstat(fd)
     if (!st.isFile()) throw changed(src.realOf(name))
     await copyFile(fdPath(fd), dest.at(destName), COPYFILE_EXCL | COPYFILE_FICLONE)
   } finally {

@@ -1,5 +1,5 @@
 import type { Dirent } from 'node:fs'
-import { readdir, readlink } from 'node:fs/promises'
+import { readdirTyped, readlink } from '../util/fsio.ts'
 import { accessDenied, changedUnderfoot, ioError, type Named } from '../errors/refuse.ts'
 import { consultGates, type PathAccess, type PathGate } from '../confine/gate.ts'
 import { openChild, type DirHandle } from '../handle/dir.ts'
@@ -49,7 +49,7 @@ export async function listTree(dir: DirHandle, options: ListOptions): Promise<Tr
 async function listUnder(dir: DirHandle, options: ListOptions, slots: Limiter): Promise<TreeEntry[]> {
   let dirents: Dirent[]
   try {
-    dirents = await readdir(dir.self, { withFileTypes: true })
+    dirents = await readdirTyped(dir.self)
   } catch (cause) {
     throw ioError(options.n, cause, { preflight: true })
   }

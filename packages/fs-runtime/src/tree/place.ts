@@ -1,4 +1,4 @@
-import { lstat, rename, unlink } from 'node:fs/promises'
+import { lstat, rename, unlink } from '../util/fsio.ts'
 import type { DirHandle } from '../handle/dir.ts'
 import { tempName } from '../runtime/guard.ts'
 import { removeDirAt, type RemoveRun } from './remove.ts'

@@ -1,5 +1,5 @@
 import type { Dirent } from 'node:fs'
-import { readdir, rmdir, unlink } from 'node:fs/promises'
+import { readdirTyped, rmdir, unlink } from '../util/fsio.ts'
 import { openChild, type DirHandle } from '../handle/dir.ts'
 import { TaskGroup, type Limiter } from '../util/limit.ts'
 
@@ -64,7 +64,7 @@ export async function removeContents(dir: DirHandle, run: RemoveRun): Promise<vo
   await dir.verify({ label: 'path', given: dir.real }, false)
   let dirents: Dirent[]
   try {
-    dirents = await readdir(dir.self, { withFileTypes: true })
+    dirents = await readdirTyped(dir.self)
   } catch (cause) {
     if (errno(cause) === 'ENOENT') return
     throw cause
