@@ -1,4 +1,4 @@
-import type { Stats } from 'node:fs'
+import { lstatSync, realpathSync, type Stats } from 'node:fs'
 import { lstat, readlink, realpath } from '../util/fsio.ts'
 import type { ToolError } from '@hands/contracts'
 import { accessDenied, changedUnderfoot, invalidInput, ioError, notADirectory, notFound, nulByte, outsideRoots, type Named } from '../errors/refuse.ts'
@@ -248,6 +248,46 @@ function placeExisting(n: Named, real: string, parent: string, stats: Stats, isD
   const root = rootOf(roots, real)
   if (root === undefined) throw outsideRoots(n, real, roots)
   return { ...n, real, parent, name: basenameOf(real), anchor: parent, missing: [], stats, isDirForced, root }
+}
+
+/** Real parents already resolved synchronously in one batch (null: could not, use the walk). */
+export type SyncParentCache = Map<string, string | null>
+
+/**
+ * The fast path of {@link resolvePath} for a 'nofollow' path, done with synchronous calls (two
+ * at most: realpath of the parent, lstat of the entry). Returns null whenever anything is
+ * unusual — a missing parent, a trailing slash, any error — and the caller then uses
+ * resolvePath, which gives the exact answer or error. Throws only outside_roots and
+ * invalid_input, as resolvePath would.
+ */
+export function resolveNamedSync(roots: readonly string[], given: string, label: string, cache: SyncParentCache): Resolved | null {
+  const n: Named = { label, given }
+  checkPathText(n)
+  const workspace = roots[0]
+  if (workspace === undefined || endsAsDirectory(given)) return null
+  const abs = given.startsWith('/') ? given : `${workspace}/${given}`
+  const cut = abs.lastIndexOf('/')
+  const parentText = abs.slice(0, cut) || '/'
+  let parent = cache.get(parentText)
+  if (parent === undefined) {
+    try {
+      parent = realpathSync.native(parentText)
+    } catch {
+      parent = null
+    }
+    cache.set(parentText, parent)
+  }
+  if (parent === null) return null
+  const name = abs.slice(cut + 1)
+  const real = join(parent, name)
+  let stats: Stats | undefined
+  try {
+    stats = lstatSync(real, { throwIfNoEntry: false })
+  } catch {
+    return null
+  }
+  if (stats === undefined) return place(n, { at: parent, missing: [name], stats: null }, false, roots)
+  return placeExisting(n, real, parent, stats, false, roots)
 }
 
 /** Options of {@link resolveInside}. */
