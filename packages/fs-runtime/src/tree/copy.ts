@@ -1,6 +1,6 @@
-import { constants } from 'node:fs'
-import { copyFile, fstat, lstat, mkdir, symlink } from '../util/fsio.ts'
-import { closeFd, fdPath, isPinning, openChild, openFd, type DirHandle } from '../handle/dir.ts'
+import { closeSync, constants, fstatSync, openSync } from 'node:fs'
+import { copyFile, lstat, mkdir, symlink } from '../util/fsio.ts'
+import { fdPath, isPinning, openChild, type DirHandle } from '../handle/dir.ts'
 import { TaskGroup, type Limiter } from '../util/limit.ts'
 import type { TreeEntry } from './list.ts'
 
@@ -35,13 +35,14 @@ export async function copyFileBetween(src: DirHandle, name: string, dest: DirHan
     await copyFile(src.at(name), dest.at(destName), COPYFILE_EXCL | COPYFILE_FICLONE)
     return
   }
-  const fd = await openFd(src.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+  // open and fstat are quick local calls: done synchronously they cost less than a trip
+  // through the libuv pool, which stays busy with the copies themselves.
+  const fd = openSync(src.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
   try {
-    const st = await fstat(fd)
-    if (!st.isFile()) throw changed(src.realOf(name))
+    if (!fstatSync(fd).isFile()) throw changed(src.realOf(name))
     await copyFile(fdPath(fd), dest.at(destName), COPYFILE_EXCL | COPYFILE_FICLONE)
   } finally {
-    await closeFd(fd).catch(() => undefined)
+    closeSync(fd)
   }
 }
 
