@@ -1,7 +1,7 @@
-import type { Stats } from 'node:fs'
-import { lstat, readlink, realpath } from 'node:fs/promises'
+import { lstatSync, realpathSync, type Stats } from 'node:fs'
+import { lstat, readlink, realpath } from '../util/fsio.ts'
 import type { ToolError } from '@hands/contracts'
-import { accessDenied, invalidInput, ioError, notADirectory, notFound, nulByte, outsideRoots, type Named } from '../errors/refuse.ts'
+import { accessDenied, changedUnderfoot, invalidInput, ioError, notADirectory, notFound, nulByte, outsideRoots, type Named } from '../errors/refuse.ts'
 import { consultGates, type PathAccess, type PathGate } from './gate.ts'
 import { realRoots, rootOf } from './roots.ts'
 
@@ -30,6 +30,11 @@ export interface Resolved extends Named {
 
 /** Linux's limit on symlinks followed in one resolution. */
 const MAX_LINKS = 40
+
+/** Thrown inside a walk when the tree changed under it; the walk starts over. */
+const RESTART = Symbol('restart')
+/** Walks started over at most, before the change is reported as an io_error. */
+const MAX_RESTARTS = 3
 
 function errno(cause: unknown): string | undefined {
   return (cause as NodeJS.ErrnoException | undefined)?.code
@@ -121,6 +126,8 @@ async function walk(abs: string, final: FinalMode, n: Named, roots: readonly str
       try {
         text = await readlink(candidate)
       } catch (cause) {
+        // The link was removed or replaced since the lstat: resolve again from the start.
+        if (errno(cause) === 'ENOENT' || errno(cause) === 'EINVAL') throw RESTART
         return fail(candidate, ioError(n, cause, { preflight: true }))
       }
       if (text.startsWith('/')) {
@@ -227,13 +234,60 @@ export async function resolvePath(
       // fall through to the walk
     }
   }
-  return place(n, await walk(abs, isDirForced ? 'follow' : options.final, n, roots), isDirForced, roots)
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return place(n, await walk(abs, isDirForced ? 'follow' : options.final, n, roots), isDirForced, roots)
+    } catch (cause) {
+      if (cause !== RESTART) throw cause
+      if (attempt >= MAX_RESTARTS) throw changedUnderfoot(n, 'a symlink on the way kept changing', true)
+    }
+  }
 }
 
 function placeExisting(n: Named, real: string, parent: string, stats: Stats, isDirForced: boolean, roots: readonly string[]): Resolved {
   const root = rootOf(roots, real)
   if (root === undefined) throw outsideRoots(n, real, roots)
   return { ...n, real, parent, name: basenameOf(real), anchor: parent, missing: [], stats, isDirForced, root }
+}
+
+/** Real parents already resolved synchronously in one batch (null: could not, use the walk). */
+export type SyncParentCache = Map<string, string | null>
+
+/**
+ * The fast path of {@link resolvePath} for a 'nofollow' path, done with synchronous calls (two
+ * at most: realpath of the parent, lstat of the entry). Returns null whenever anything is
+ * unusual — a missing parent, a trailing slash, any error — and the caller then uses
+ * resolvePath, which gives the exact answer or error. Throws only outside_roots and
+ * invalid_input, as resolvePath would.
+ */
+export function resolveNamedSync(roots: readonly string[], given: string, label: string, cache: SyncParentCache): Resolved | null {
+  const n: Named = { label, given }
+  checkPathText(n)
+  const workspace = roots[0]
+  if (workspace === undefined || endsAsDirectory(given)) return null
+  const abs = given.startsWith('/') ? given : `${workspace}/${given}`
+  const cut = abs.lastIndexOf('/')
+  const parentText = abs.slice(0, cut) || '/'
+  let parent = cache.get(parentText)
+  if (parent === undefined) {
+    try {
+      parent = realpathSync.native(parentText)
+    } catch {
+      parent = null
+    }
+    cache.set(parentText, parent)
+  }
+  if (parent === null) return null
+  const name = abs.slice(cut + 1)
+  const real = join(parent, name)
+  let stats: Stats | undefined
+  try {
+    stats = lstatSync(real, { throwIfNoEntry: false })
+  } catch {
+    return null
+  }
+  if (stats === undefined) return place(n, { at: parent, missing: [name], stats: null }, false, roots)
+  return placeExisting(n, real, parent, stats, false, roots)
 }
 
 /** Options of {@link resolveInside}. */

@@ -126,7 +126,7 @@ export function errnoText(cause: unknown): string {
  * The filesystem failed. `done` says what was and was not done; with `preflight` true nothing
  * had changed yet.
  */
-export function ioError(n: Named, cause: unknown, done: { preflight: boolean; state?: string }): ToolError {
+export function ioError(n: Named, cause: unknown, done: { preflight: boolean; state?: string | undefined }): ToolError {
   return new ToolError(
     {
       code: 'io_error',
@@ -148,4 +148,31 @@ export function changedUnderfoot(n: Named, what: string, preflight: boolean): To
     hint: 'Another process is changing this path; retry once it is stable.',
     is_preflight: preflight,
   })
+}
+
+/**
+ * The same error, marked as raised after something changed (an earlier item of a batch was
+ * already done), with what was done appended to the message.
+ */
+export function afterChanges(error: unknown, done: string): unknown {
+  if (!(error instanceof ToolError) || !error.is_preflight) return error
+  return new ToolError({ code: error.code, message: `${error.message} ${done}`, hint: error.hint, is_preflight: false }, { cause: error })
+}
+
+/** A FIFO, socket or device: copy makes files, directories and symlinks only. */
+export function notCopyable(n: Named, what: string): ToolError {
+  return new ToolError({
+    code: 'invalid_input',
+    message: `${named(n)}: ${what} is not a file, directory or symlink, so it cannot be copied.`,
+    hint: 'Copy regular files, directories and symlinks; leave FIFOs, sockets and devices out.',
+    is_preflight: true,
+  })
+}
+
+/** src and dest name the same thing. */
+export function samePath(src: Named, dest: Named, real: string): ToolError {
+  return invalidInput(
+    `${named(src)} and ${named(dest)} are the same path (${real}).`,
+    'Choose a dest that differs from src.',
+  )
 }

@@ -1,0 +1,33 @@
+import type { PathGate } from '../confine/gate.ts'
+import { createLimiter, type Limiter } from '../util/limit.ts'
+
+/** What the host's confirmation hook is asked. `paths` are the real absolute paths at stake. */
+export interface ConfirmRequest {
+  tool: string
+  action: 'delete' | 'overwrite'
+  paths: string[]
+}
+
+/**
+ * The host's confirmation hook, consulted before a destructive act (delete, or a copy/move
+ * that replaces an existing dest). Anything but `true` (or a throw) declines.
+ */
+export type ConfirmHook = (request: ConfirmRequest) => boolean | Promise<boolean>
+
+/** What every tool gets: the real roots, the gates and the confirmation hook. */
+export interface Context {
+  /** Real absolute roots; the first is the workspace root. */
+  roots: readonly string[]
+  gates: readonly PathGate[] | undefined
+  confirm: ConfirmHook | undefined
+}
+
+/** File operations in flight at once in one call (the libuv pool has 4 threads; this keeps it fed). */
+const FILE_OPS = 32
+/** Subtrees walked side by side in one call. */
+const DIR_SLOTS = 8
+
+/** Fresh limits for one call's tree work. */
+export function treeRun(): { files: Limiter; slots: Limiter; failed: boolean; links: Array<{ real: string; text: string }> } {
+  return { files: createLimiter(FILE_OPS), slots: createLimiter(DIR_SLOTS), failed: false, links: [] }
+}

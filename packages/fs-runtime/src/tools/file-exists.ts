@@ -1,0 +1,59 @@
+import { fileExists as contract, FILE_EXISTS, ToolError, type FileExistsInput, type FileExistsResult } from '@hands/contracts'
+import { resolveNamedSync, resolvePath, type ParentCache, type SyncParentCache } from '../confine/resolve.ts'
+import type { Context } from '../runtime/context.ts'
+import { gateOf } from '../runtime/guard.ts'
+import { checkToolInput } from '../runtime/input.ts'
+
+async function existsOne(ctx: Context, given: string, label: string, cache: ParentCache): Promise<boolean> {
+  let r
+  try {
+    r = await resolvePath(ctx.roots, given, { final: 'nofollow', label, cache })
+  } catch (cause) {
+    // A file used as a directory, or a symlink loop: nothing is there by that name.
+    if (cause instanceof ToolError && (cause.code === 'not_a_directory' || cause.code === 'not_found')) return false
+    throw cause
+  }
+  if (r.stats === null) return false
+  return (await gateOf(ctx, r, 'read', FILE_EXISTS)) === 'allow'
+}
+
+/** Paths answered synchronously between yields to the event loop (~0.5 ms of syscalls). */
+const SLICE = 128
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/**
+ * file_exists: whether each path exists, by lstat (a symlink counts as itself, dangling or
+ * not); content is never read. A path outside the roots refuses the whole call; a path a gate
+ * hides answers false.
+ *
+ * Speed: a call through the libuv pool costs more than the lstat itself, so the common case
+ * (the parent exists) is answered with synchronous realpath + lstat, in slices with a yield to
+ * the event loop between them; anything unusual takes the exact asynchronous walk.
+ */
+export async function fileExists(ctx: Context, input: FileExistsInput): Promise<FileExistsResult> {
+  const { paths } = checkToolInput<FileExistsInput>(contract, input)
+  const answers: Array<boolean | Promise<boolean>> = []
+  const syncCache: SyncParentCache = new Map()
+  const cache: ParentCache = new Map()
+  const isGated = ctx.gates !== undefined && ctx.gates.length > 0
+  try {
+    for (let start = 0; start < paths.length; start += SLICE) {
+      if (start > 0) await yieldToLoop()
+      for (let i = start; i < Math.min(paths.length, start + SLICE); i++) {
+        const given = paths[i] as string
+        const label = `paths[${i}]`
+        const r = resolveNamedSync(ctx.roots, given, label, syncCache)
+        if (r === null) answers.push(existsOne(ctx, given, label, cache))
+        else if (r.stats === null) answers.push(false)
+        else answers.push(isGated ? gateOf(ctx, r, 'read', FILE_EXISTS).then((v) => v === 'allow') : true)
+      }
+    }
+  } catch (cause) {
+    // The call is refused; answers still in flight are settled quietly.
+    for (const a of answers) if (typeof a !== 'boolean') a.catch(() => undefined)
+    throw cause
+  }
+  const settled = await Promise.all(answers)
+  return { paths: paths.map((path, i) => ({ path, is_exists: settled[i] === true })) }
+}

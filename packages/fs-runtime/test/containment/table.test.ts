@@ -1,0 +1,3 @@
+import { runTable } from './table.ts'
+
+runTable('containment table (directories pinned through /proc/self/fd)')

@@ -1,0 +1,123 @@
+import { readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { copyFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Worker } from 'node:worker_threads'
+import { ToolError } from '@hands/contracts'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { resolveInside } from '../../src/index.ts'
+import { makeTree } from '../helpers/tree.ts'
+import { makeWorld, type World } from '../helpers/world.ts'
+
+const ITERATIONS = 150
+
+let w: World
+beforeEach(() => {
+  w = makeWorld()
+})
+afterEach(() => w.cleanup())
+
+/** Every file under `dir` whose content is one of the sentinel's (outside content read in). */
+function leakedIn(dir: string): string[] {
+  const found: string[] = []
+  const visit = (p: string) => {
+    for (const e of readdirSync(p, { withFileTypes: true })) {
+      const full = join(p, e.name)
+      if (e.isDirectory()) visit(full)
+      else if (e.isFile() && ['secret', 'dir/inner', 'dir/sub/deep'].includes(readFileSync(full, 'utf8'))) found.push(full)
+    }
+  }
+  visit(dir)
+  return found
+}
+
+/**
+ * Run `round(i)` for each iteration while a worker thread swaps ROOT/work/sub for a symlink
+ * to the sentinel tree outside, and back, as fast as it can. Before each round the swapper is
+ * paused and the tree rebuilt. Returns the number of swaps done.
+ */
+async function underSwapping(layout: readonly string[], iterations: number, round: (i: number) => Promise<boolean | void>): Promise<number> {
+  const work = join(w.root, 'work')
+  const dir = join(work, 'sub')
+  const aside = join(work, 'sub.aside')
+  const link = join(work, 'sub.link')
+  const shared = new SharedArrayBuffer(8)
+  const control = new Int32Array(shared)
+  Atomics.store(control, 0, 1)
+  const worker = new Worker(new URL('../fixtures/swapper.mjs', import.meta.url), { workerData: { shared, dir, aside, link } })
+  try {
+    for (let i = 0; i < iterations; i++) {
+      Atomics.store(control, 0, 1)
+      while (Atomics.load(control, 0) !== 2) await sleep(1)
+      rmSync(work, { recursive: true, force: true })
+      makeTree(w.root, layout)
+      symlinkSync(w.out, link)
+      Atomics.store(control, 0, 0)
+      Atomics.notify(control, 0)
+      if ((await round(i)) === true) break
+    }
+  } finally {
+    Atomics.store(control, 0, 3)
+    Atomics.notify(control, 0)
+    await worker.terminate()
+  }
+  return Atomics.load(control, 1)
+}
+
+describe('race: a directory swapped for a symlink to outside while tools run', () => {
+  it(`never creates, changes or removes anything outside the roots (${ITERATIONS} iterations of copy, move, delete, create_directory)`, async () => {
+    const before = w.sentinel()
+    const codes = new Map<string, number>()
+    let done = 0
+    const layout = ['work/sub/file', 'work/sub/d/x', 'work/sub/d/y', 'work/sub/e/z', 'work/src-file', 'work/src-dir/a', 'work/src-dir/b/c']
+    const swaps = await underSwapping(layout, ITERATIONS, async (i) => {
+      const fs = w.fs
+      const calls = [
+        fs.copy({ src: 'work/sub', dest: `work/copy-${i}` }),
+        fs.copy({ src: 'work/sub/d', dest: `work/copy-d-${i}` }),
+        fs.copy({ src: 'work/sub/file', dest: `work/copy-f-${i}` }),
+        fs.copy({ src: 'work/src-file', dest: `work/sub/planted-${i}` }),
+        fs.copy({ src: 'work/src-dir', dest: `work/sub/planted-dir-${i}` }),
+        fs.copy({ src: 'work/src-file', dest: 'work/sub/file', is_overwrite: true }),
+        fs.move({ src: 'work/sub/file', dest: `work/moved-${i}` }),
+        fs.move({ src: 'work/src-dir', dest: `work/sub/moved-in-${i}` }),
+        fs.create_directory({ paths: [`work/sub/new-${i}/deeper`, `work/sub/d/new-${i}`] }),
+        fs.delete({ paths: ['work/sub/d', 'work/sub/e/z'] }),
+        fs.delete({ paths: ['work/sub'] }),
+      ]
+      for (const r of await Promise.allSettled(calls)) {
+        if (r.status === 'fulfilled') {
+          done++
+          continue
+        }
+        expect(r.reason, String(r.reason)).toBeInstanceOf(ToolError)
+        const code = (r.reason as ToolError).code
+        codes.set(code, (codes.get(code) ?? 0) + 1)
+      }
+      expect(w.sentinel(), `iteration ${i} touched the outside`).toBe(before)
+    })
+    expect(w.sentinel()).toBe(before)
+    expect(leakedIn(w.root), 'outside content was copied in').toEqual([])
+    // The race was real: the swapper ran throughout, and calls both succeeded and were refused.
+    expect(swaps).toBeGreaterThan(ITERATIONS)
+    expect(done).toBeGreaterThan(0)
+    expect([...codes.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
+    console.info(`race: ${ITERATIONS} iterations x 11 calls, ${swaps} swaps, ${done} calls done, refusals ${JSON.stringify(Object.fromEntries(codes))}`)
+  }, 120_000)
+
+  it('catches a naive check-then-act copy (the control: this harness can fail)', async () => {
+    const before = w.sentinel()
+    let hitAt = -1
+    await underSwapping(['work/sub/file', 'work/src-file'], ITERATIONS, async (i) => {
+      // Check with resolveInside, then act on the checked real path: the classic TOCTOU.
+      await Promise.allSettled(
+        [0, 1, 2, 3, 4].map(async (k) => copyFile(join(w.root, 'work/src-file'), await resolveInside([w.root], `work/sub/planted-${i}-${k}`))),
+      )
+      if (w.sentinel() !== before) {
+        hitAt = i
+        return true
+      }
+    })
+    expect(hitAt, 'the naive copy never wrote outside: the race harness is too weak').toBeGreaterThanOrEqual(0)
+  }, 120_000)
+})

@@ -1,0 +1,165 @@
+/**
+ * fs-runtime against the system tools on the same data, alternating in one run:
+ * - copy one 512 MiB file vs `cp`
+ * - copy a tree of 10,000 small files vs `cp -r`
+ * - delete that tree vs `rm -rf`
+ * - file_exists on 1,000 paths, as paths per second
+ * The tree pair runs again on tmpfs (/dev/shm) when there is one, to show the bare overhead.
+ * Each pair is timed in rounds that alternate which goes first, with `sync` (untimed) before
+ * every timed step so writeback of one step does not land in the next. Medians are printed
+ * with the ratio ours / system (below 1 is faster). Data lives in a temp dir removed at the end.
+ */
+import { execFileSync } from 'node:child_process'
+import { randomFillSync } from 'node:crypto'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, realpathSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { createFsRuntime } from '@hands/fs-runtime'
+
+const BIG_MIB = Number(process.env['BENCH_BIG_MIB'] ?? 512)
+const TREE_DIRS = 100
+const TREE_FILES_PER_DIR = 100
+const SMALL_BYTES = 1024
+const ROUNDS_BIG = Number(process.env['BENCH_ROUNDS_BIG'] ?? 3)
+const ROUNDS_TREE = Number(process.env['BENCH_ROUNDS_TREE'] ?? 5)
+const EXISTS_PATHS = 1000
+const EXISTS_ROUNDS = 30
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2
+}
+const sync = () => execFileSync('sync')
+const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { stdio: 'ignore' })
+
+async function timed(work: () => unknown): Promise<number> {
+  sync()
+  const t0 = performance.now()
+  await work()
+  return performance.now() - t0
+}
+
+
+/** Copy and delete a tree of small files under `dir`, alternating with cp -r and rm -rf. */
+async function treeRows(dir: string, fs: ReturnType<typeof createFsRuntime>, tag: string): Promise<void> {
+  // On tmpfs there is no disk to wait on: the ratio shows the bare per-call overhead.
+  const target = tag === '' ? '<= 1.25x' : 'info: no disk, overhead only'
+  // Build the tree: TREE_DIRS directories of TREE_FILES_PER_DIR files.
+  const small = Buffer.alloc(SMALL_BYTES)
+  for (let d = 0; d < TREE_DIRS; d++) {
+    mkdirSync(join(dir, 'tree', `d${d}`), { recursive: true })
+    for (let f = 0; f < TREE_FILES_PER_DIR; f++) {
+      randomFillSync(small)
+      writeFileSync(join(dir, 'tree', `d${d}`, `f${f}.txt`), small)
+    }
+  }
+  const copyOurs: number[] = []
+  const copySys: number[] = []
+  const delOurs: number[] = []
+  const delSys: number[] = []
+  for (let r = 0; r < ROUNDS_TREE; r++) {
+    const ours = () => timed(() => fs.copy({ src: 'tree', dest: 'tree-ours' })).then((t) => copyOurs.push(t))
+    const system = () => timed(() => sh('cp', '-r', join(dir, 'tree'), join(dir, 'tree-sys'))).then((t) => copySys.push(t))
+    const oursDel = () => timed(() => fs.delete({ paths: ['tree-ours'] })).then((t) => delOurs.push(t))
+    const systemDel = () => timed(() => sh('rm', '-rf', join(dir, 'tree-sys'))).then((t) => delSys.push(t))
+    if (r % 2 === 0) {
+      await system()
+      await ours()
+      await systemDel()
+      await oursDel()
+    } else {
+      await ours()
+      await system()
+      await oursDel()
+      await systemDel()
+    }
+  }
+  const files = TREE_DIRS * TREE_FILES_PER_DIR
+  rows.push({ what: `copy a tree of ${files} x ${SMALL_BYTES} B files (copy vs cp -r)${tag}`, ours: median(copyOurs), system: median(copySys), target })
+  rows.push({ what: `delete that tree (delete vs rm -rf)${tag}`, ours: median(delOurs), system: median(delSys), target })
+}
+
+/** A fresh dir on tmpfs (/dev/shm) when it is another filesystem than the temp dir, else null. */
+function tmpfsBase(): string | null {
+  if (!existsSync('/dev/shm')) return null
+  const dir = realpathSync(mkdtempSync('/dev/shm/hands-fs-bench-'))
+  if (statSync(dir).dev === statSync(tmpdir()).dev) {
+    rmSync(dir, { recursive: true, force: true })
+    return null
+  }
+  return dir
+}
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), 'hands-fs-bench-')))
+const fs = createFsRuntime({ roots: [base] })
+const rows: Array<{ what: string; ours: number; system: number; target: string }> = []
+
+try {
+  // --- one big file ---------------------------------------------------------------------
+  const chunk = Buffer.alloc(1024 * 1024)
+  const fd = openSync(join(base, 'big'), 'w')
+  for (let i = 0; i < BIG_MIB; i++) {
+    randomFillSync(chunk)
+    writeSync(fd, chunk)
+  }
+  closeSync(fd)
+  const bigOurs: number[] = []
+  const bigSys: number[] = []
+  for (let r = 0; r < ROUNDS_BIG; r++) {
+    const ours = () => timed(() => fs.copy({ src: 'big', dest: 'big-ours' })).then((t) => bigOurs.push(t))
+    const system = () => timed(() => sh('cp', join(base, 'big'), join(base, 'big-sys'))).then((t) => bigSys.push(t))
+    if (r % 2 === 0) {
+      await system()
+      await ours()
+    } else {
+      await ours()
+      await system()
+    }
+    rmSync(join(base, 'big-ours'))
+    rmSync(join(base, 'big-sys'))
+  }
+  rows.push({ what: `copy one ${BIG_MIB} MiB file (copy vs cp)`, ours: median(bigOurs), system: median(bigSys), target: '<= 1.25x' })
+  rmSync(join(base, 'big'))
+
+  await treeRows(base, fs, '')
+  const shm = tmpfsBase()
+  if (shm !== null) {
+    try {
+      await treeRows(shm, createFsRuntime({ roots: [shm] }), ' [tmpfs]')
+    } finally {
+      rmSync(shm, { recursive: true, force: true })
+    }
+  }
+
+  // --- file_exists ------------------------------------------------------------------------
+  const paths: string[] = []
+  for (let i = 0; i < EXISTS_PATHS; i++) {
+    const d = i % TREE_DIRS
+    // Three in four exist; the rest are missing names in existing directories.
+    paths.push(i % 4 === 3 ? `tree/d${d}/missing${i}.txt` : `tree/d${d}/f${i % TREE_FILES_PER_DIR}.txt`)
+  }
+  const rates: number[] = []
+  for (let r = 0; r < EXISTS_ROUNDS; r++) {
+    const t0 = performance.now()
+    const result = await fs.file_exists({ paths })
+    const ms = performance.now() - t0
+    if (result.paths.length !== EXISTS_PATHS) throw new Error('file_exists lost paths')
+    rates.push(EXISTS_PATHS / (ms / 1000))
+  }
+
+  // --- report -------------------------------------------------------------------------------
+  console.log(`data under ${base} (${tmpdir()}), medians of alternating rounds (${ROUNDS_BIG} big, ${ROUNDS_TREE} tree)\n`)
+  console.log('| what | hands ms | system ms | ratio | target |')
+  console.log('|---|---:|---:|---:|---|')
+  for (const row of rows) {
+    const ratio = row.ours / row.system
+    const verdict = row.target.startsWith('info') || ratio <= 1.25 ? '' : ' (missed)'
+    console.log(`| ${row.what} | ${row.ours.toFixed(1)} | ${row.system.toFixed(1)} | ${ratio.toFixed(2)}x | ${row.target}${verdict} |`)
+  }
+  const rate = median(rates)
+  console.log(`| file_exists on ${EXISTS_PATHS} paths | ${(EXISTS_PATHS / rate * 1000).toFixed(1)} | — | ${Math.round(rate).toLocaleString('en-US')} paths/s | >= 50,000 paths/s${rate >= 50_000 ? '' : ' (missed)'} |`)
+} finally {
+  rmSync(base, { recursive: true, force: true })
+}
