@@ -22,14 +22,13 @@ function sequenceLength(lead: number): number {
  * sequence is never held back, it decodes to U+FFFD either way).
  */
 export function safeEnd(bytes: Uint8Array, end: number): number {
-  if (end >= bytes.length || end <= 0) return Math.max(0, Math.min(end, bytes.length))
-  let start = end
-  // Walk back over at most three continuation bytes to the character's lead byte.
-  while (start > 0 && end - start < 3 && isContinuation(bytes[start])) start--
-  if (start === end) return end
+  const e = Math.max(0, Math.min(end, bytes.length))
+  // The lead byte of the last character before `e`: back over at most three continuation bytes.
+  let start = e - 1
+  while (start > 0 && e - start < 4 && isContinuation(bytes[start])) start--
   const lead = bytes[start]
-  if (lead === undefined || isContinuation(lead)) return end
-  return start + sequenceLength(lead) > end ? start : end
+  if (start < 0 || lead === undefined || isContinuation(lead)) return e
+  return start + sequenceLength(lead) > e ? start : e
 }
 
 /** The smallest start ≥ `start` that does not begin inside a UTF-8 character of `bytes`. */
@@ -42,8 +41,8 @@ export function safeStart(bytes: Uint8Array, start: number): number {
 
 /**
  * True when `text` (decoded from bytes) looks like binary data rather than text: it holds a NUL,
- * or more than a tenth of it is U+FFFD or control characters other than tab, newlines, form feed,
- * backspace and escape.
+ * or more than 30% of it is U+FFFD or control characters other than tab, newlines, form feed,
+ * backspace and escape (so text with a few invalid bytes, such as Latin-1, stays text).
  */
 export function looksBinary(bytes: Uint8Array, text: string): boolean {
   if (bytes.includes(0)) return true
@@ -53,5 +52,5 @@ export function looksBinary(bytes: Uint8Array, text: string): boolean {
     const c = text.charCodeAt(i)
     if (c === 0xfffd || (c < 32 && c !== 9 && c !== 10 && c !== 13 && c !== 12 && c !== 8 && c !== 27) || c === 127) odd++
   }
-  return odd * 10 > text.length
+  return odd * 10 > text.length * 3
 }

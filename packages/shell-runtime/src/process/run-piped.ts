@@ -79,6 +79,7 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
+    argv0: 'bash',
   })
   const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`)
   const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`)
