@@ -24,6 +24,8 @@ export interface PipedSpec {
   graceMs: number
   /** Record the last pipeline's stage statuses. */
   isPipestatus: boolean
+  /** Aborting stops the command's tree (SIGTERM, grace, SIGKILL); the command then reports how it ended. */
+  signal?: AbortSignal
 }
 
 /** How one bash line ran. */
@@ -37,6 +39,8 @@ export interface PipedRun {
   leftovers: StopReport | null
   /** What stopping the tree at the bound found; null when the bound did not fire. */
   boundStop: StopReport | null
+  /** True when the caller aborted the command (the session closed) and its tree was stopped. */
+  aborted: boolean
   /** Stage statuses of the last pipeline when it had more than one stage; else null. */
   pipestatus: number[] | null
   durationMs: number
@@ -95,6 +99,14 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     timer = setTimeout(() => resolve('bound'), Math.max(0, spec.deadline - performance.now()))
   })
 
+  const root = { pid: child.pid, isExited: () => child.exitCode !== null || child.signalCode !== null }
+  let abortStop: Promise<StopReport> | null = null
+  const onAbort = () => {
+    abortStop ??= stopTree(spec.tree, spec.graceMs, root)
+  }
+  if (spec.signal?.aborted) onAbort()
+  else spec.signal?.addEventListener('abort', onAbort, { once: true })
+
   let first = await Promise.race([exited, bound])
   clearTimeout(timer)
   if (first instanceof Error) {
@@ -105,7 +117,7 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   let boundStop: StopReport | null = null
   let ending: Ending | null = null
   if (first === 'bound') {
-    boundStop = await stopTree(spec.tree, spec.graceMs)
+    boundStop = await stopTree(spec.tree, spec.graceMs, root)
     const late = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), spec.graceMs + 5000))])
     if (late === null) {
       // bash did not die with its tree (it left the tree?); kill it by its own pid, which is still ours.
@@ -117,8 +129,10 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   }
   first = first as Ending | 'bound'
 
+  spec.signal?.removeEventListener('abort', onAbort)
   let leftovers: StopReport | null = null
-  if (first !== 'bound') {
+  if (abortStop !== null) await abortStop
+  else if (first !== 'bound') {
     const report = await stopTree(spec.tree, spec.graceMs)
     if (report.foundCount > 0) leftovers = report
   }
@@ -150,6 +164,7 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     stderr,
     leftovers,
     boundStop,
+    aborted: abortStop !== null,
     pipestatus,
     durationMs: Math.round(performance.now() - started),
   }

@@ -11,10 +11,9 @@ import type { BackgroundShell } from '../shells/background-shell.ts'
 import { CgroupKeeper } from '../tree/cgroup-keeper.ts'
 import { findWritableCgroup } from '../tree/find-cgroup.ts'
 import { onHostExit } from '../tree/host-exit.ts'
-import type { JobTree, TreeKeeper } from '../tree/job-tree.ts'
+import type { TreeKeeper } from '../tree/job-tree.ts'
 import { MarkerKeeper } from '../tree/marker-keeper.ts'
 import { startReaper, type Reaper } from '../tree/reaper.ts'
-import { stopTree } from '../tree/stop-tree.ts'
 import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from './options.ts'
 
 /** One background shell as the session lists it. */
@@ -68,8 +67,8 @@ export class Session {
   readonly keeper: TreeKeeper
   readonly bash: string
   readonly shells = new Map<string, BackgroundShell>()
-  /** Trees of shell_run commands running now. */
-  readonly activeRuns = new Set<JobTree>()
+  /** Foreground commands running now, each with the controller that stops it. */
+  readonly #activeRuns = new Set<AbortController>()
   readonly #runsSettled = new Set<Promise<unknown>>()
   #loginEnv: Promise<LoginEnvironment> | null = null
   #reaper: Reaper
@@ -146,8 +145,7 @@ export class Session {
     const tree = this.keeper.create()
     let error: string
     try {
-      const run = await this.track(
-        tree,
+      const run = await this.track((signal) =>
         runPiped({
           bash: this.bash,
           script: loginEnvScript(this.bash),
@@ -160,6 +158,7 @@ export class Session {
           deadline: performance.now() + this.options.loginEnvBoundMs,
           graceMs: this.options.stopGraceMs,
           isPipestatus: false,
+          signal,
         }),
       )
       const parsed = parseLoginEnv(run.stdout.text)
@@ -177,11 +176,12 @@ export class Session {
     return { env: host, source: 'host', error }
   }
 
-  /** Keep `run` listed as in flight (so close() waits for it) until it settles. */
-  track<T>(tree: JobTree, run: Promise<T>): Promise<T> {
-    this.activeRuns.add(tree)
-    const settled = run.finally(() => {
-      this.activeRuns.delete(tree)
+  /** Start a foreground command through `start`, listed as in flight (close() stops it and waits) until it settles. */
+  track<T>(start: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController()
+    this.#activeRuns.add(controller)
+    const settled = start(controller.signal).finally(() => {
+      this.#activeRuns.delete(controller)
       this.#runsSettled.delete(settled)
     })
     this.#runsSettled.add(settled)
@@ -233,10 +233,8 @@ export class Session {
     const grace = this.options.stopGraceMs
     const shells = [...this.shells.values()]
     this.shells.clear()
-    await Promise.all([
-      ...shells.map((s) => s.stop(grace).catch(() => undefined)),
-      ...[...this.activeRuns].map((t) => stopTree(t, grace).catch(() => undefined)),
-    ])
+    for (const run of this.#activeRuns) run.abort()
+    await Promise.all(shells.map((s) => s.stop(grace).catch(() => undefined)))
     await Promise.allSettled([...this.#runsSettled])
     if (shells.length > 0) this.changed()
     this.keeper.close()

@@ -172,7 +172,7 @@ export class BackgroundShell {
   async stop(graceMs: number): Promise<StopReport> {
     const wasRunning = this.#status === 'running'
     if (wasRunning) this.#stopping = true
-    const report = await stopTree(this.tree, graceMs)
+    const report = await stopTree(this.tree, graceMs, { pid: this.pid, isExited: () => this.#status !== 'running' })
     if (wasRunning) {
       const ended = await Promise.race([this.#ended.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 5000))])
       if (!ended) {

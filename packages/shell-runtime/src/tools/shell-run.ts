@@ -60,8 +60,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
     const seq = session.nextSeq()
     let run
     try {
-      run = await session.track(
-        tree,
+      run = await session.track((signal) =>
         runPiped({
           bash: session.bash,
           script: command,
@@ -74,6 +73,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
           deadline,
           graceMs: options.stopGraceMs,
           isPipestatus: true,
+          signal,
         }),
       )
     } catch (err) {
@@ -93,6 +93,8 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
         `Stopped with its whole process tree when the host's ${seconds(options.runBoundMs)} bound for this call ran out. ` +
           'Run long work with shell_background and read it with shell_logs.',
       )
+    } else if (run.aborted) {
+      notes.push(`Stopped with its whole process tree because the host closed the shell session (exit ${exit}).`)
     } else if (run.ending?.signal) {
       notes.push(`Killed by ${run.ending.signal} (exit ${run.ending.exit}).`)
     } else if (exit !== null) {

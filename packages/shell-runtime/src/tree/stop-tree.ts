@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { JobTree } from './job-tree.ts'
-import { describePid } from './proc.ts'
+import { describePid, trySignal } from './proc.ts'
 
 /** What stopping a job's tree found and did. */
 export interface StopReport {
@@ -14,15 +14,35 @@ export interface StopReport {
   survivors: number[]
 }
 
+/**
+ * The job's first process, which exists before it has joined its tree (a stop can come in the
+ * moment after spawn). It is our own unreaped child until `isExited()`, so its pid is safe to signal.
+ */
+export interface RootProcess {
+  readonly pid: number | undefined
+  isExited(): boolean
+}
+
+function livePids(tree: JobTree, root: RootProcess | undefined): number[] {
+  const pids = tree.pids()
+  if (root?.pid !== undefined && !root.isExited() && !pids.includes(root.pid)) pids.push(root.pid)
+  return pids
+}
+
+function signalEvery(tree: JobTree, root: RootProcess | undefined, signal: NodeJS.Signals): void {
+  tree.signalAll(signal)
+  if (root?.pid !== undefined && !root.isExited()) trySignal(root.pid, signal)
+}
+
 /** How long to keep confirming after SIGKILL before reporting survivors. */
 const CONFIRM_MS = 5000
 
 /** Resolve true once the tree has no live process, false when `ms` passed first. */
-export async function waitEmpty(tree: JobTree, ms: number): Promise<boolean> {
+export async function waitEmpty(tree: JobTree, ms: number, root?: RootProcess): Promise<boolean> {
   const deadline = performance.now() + ms
   let delay = 1
   for (;;) {
-    if (tree.pids().length === 0) return true
+    if (livePids(tree, root).length === 0) return true
     const left = deadline - performance.now()
     if (left <= 0) return false
     await sleep(Math.min(delay, left))
@@ -34,8 +54,8 @@ export async function waitEmpty(tree: JobTree, ms: number): Promise<boolean> {
  * Stop every process of a job: SIGTERM (and SIGCONT, so a stopped process sees it), wait up to
  * `graceMs`, SIGKILL whatever is left, then confirm the tree is empty.
  */
-export async function stopTree(tree: JobTree, graceMs: number, describeMax = 5): Promise<StopReport> {
-  const pids = tree.pids()
+export async function stopTree(tree: JobTree, graceMs: number, root?: RootProcess, describeMax = 5): Promise<StopReport> {
+  const pids = livePids(tree, root)
   const report: StopReport = {
     found: pids.slice(0, describeMax).map((p) => describePid(p)),
     foundCount: pids.length,
@@ -43,14 +63,15 @@ export async function stopTree(tree: JobTree, graceMs: number, describeMax = 5):
     survivors: [],
   }
   if (pids.length === 0) return report
-  tree.signalAll('SIGTERM')
-  tree.signalAll('SIGCONT')
-  if (await waitEmpty(tree, graceMs)) return report
+  signalEvery(tree, root, 'SIGTERM')
+  signalEvery(tree, root, 'SIGCONT')
+  if (await waitEmpty(tree, graceMs, root)) return report
   report.forced = true
   tree.killAll()
-  if (await waitEmpty(tree, CONFIRM_MS)) return report
+  signalEvery(tree, root, 'SIGKILL')
+  if (await waitEmpty(tree, CONFIRM_MS, root)) return report
   tree.killAll()
-  report.survivors = tree.pids()
+  report.survivors = livePids(tree, root)
   return report
 }
 
