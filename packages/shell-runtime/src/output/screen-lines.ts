@@ -29,9 +29,9 @@ export function renderLine(raw: string): string {
     let prev
     do {
       prev = s
-      s = s.replace(/[^\b]\b/, '')
+      s = s.replace(/[^\x08]\x08/, '')
     } while (s !== prev)
-    s = s.replaceAll('\b', '')
+    s = s.replaceAll('\x08', '')
   }
   if (HAS_INVISIBLE.test(s)) s = s.replace(INVISIBLE, '')
   return s
