@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder'
 import stripAnsi from 'strip-ansi'
-import type { LineRing } from './line-ring.ts'
+import type { LineRing, RingRead } from './line-ring.ts'
 
 /** Cursor moves that return to the start of the line or erase it: a redraw, like `\r`. */
 const REDRAW = /\x1b\[[012]?K|\x1b\[[01]?G/g
@@ -8,8 +8,12 @@ const REDRAW = /\x1b\[[012]?K|\x1b\[[01]?G/g
 const INVISIBLE = /[\x00-\x07\x0b-\x0c\x0e-\x1f\x7f]/g
 const HAS_INVISIBLE = /[\x00-\x07\x0b-\x0c\x0e-\x1f\x7f]/
 
+/** Anything that needs more than dropping a final `\r`: escapes, redraws, backspaces, controls. */
+const SPECIAL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x9b]|\r(?!$)/
+
 /** Turn one raw terminal line (no `\n`) into what a person reads on the screen. */
 export function renderLine(raw: string): string {
+  if (!SPECIAL.test(raw)) return raw.endsWith('\r') ? raw.slice(0, -1) : raw
   let s = raw
   while (s.endsWith('\r')) s = s.slice(0, -1)
   if (s.includes('\x1b') || s.includes('\x9b')) s = stripAnsi(s.replace(REDRAW, '\r'))
@@ -41,7 +45,8 @@ export function renderLine(raw: string): string {
  * Terminal bytes → readable lines in a ring: UTF-8 decoded across chunk boundaries, `\r\n`
  * normalised, escape sequences stripped, carriage-return redraws collapsed to their final state,
  * very long lines wrapped at `maxLineChars`, and the unfinished last line kept apart so a prompt
- * such as `>>> ` can be shown as the last line.
+ * such as `>>> ` can be shown as the last line. The ring holds lines as they came and each is
+ * rendered when read, so the cost of a fast printer does not grow with what nobody reads.
  */
 export class ScreenLines {
   readonly #ring: LineRing
@@ -70,6 +75,18 @@ export class ScreenLines {
     return line === '' ? null : line.slice(-this.#maxLineChars)
   }
 
+  /**
+   * The last `n` lines as a person reads them (the unfinished last line, such as a prompt, counts
+   * as the last), and how many lines left the ring unseen since the previous read.
+   */
+  read(n: number): RingRead {
+    const partial = this.partial()
+    const { lines, dropped } = this.#ring.read(partial === null ? n : n - 1)
+    const out = lines.map(renderLine)
+    if (partial !== null) out.push(partial)
+    return { lines: out, dropped }
+  }
+
   #text(text: string): void {
     let start = 0
     for (;;) {
@@ -77,7 +94,8 @@ export class ScreenLines {
       if (nl < 0) break
       const raw = this.#pending === '' ? text.slice(start, nl) : this.#pending + text.slice(start, nl)
       this.#pending = ''
-      this.#emit(renderLine(raw))
+      if (raw.length <= this.#maxLineChars) this.#ring.push(raw)
+      else this.#wrap(renderLine(raw))
       start = nl + 1
     }
     if (start < text.length) {
@@ -86,7 +104,7 @@ export class ScreenLines {
     }
   }
 
-  #emit(line: string): void {
+  #wrap(line: string): void {
     if (line.length <= this.#maxLineChars) {
       this.#ring.push(line)
       return
@@ -102,7 +120,7 @@ export class ScreenLines {
       const line = renderLine(this.#pending)
       this.#pending = ''
       const keep = line.length % this.#maxLineChars
-      if (line.length - keep > 0) this.#emit(line.slice(0, line.length - keep))
+      if (line.length - keep > 0) this.#wrap(line.slice(0, line.length - keep))
       this.#pending = line.slice(line.length - keep)
     }
   }

@@ -2,6 +2,10 @@ import { close, openSync, writev } from 'node:fs'
 
 /** Pending bytes above which `write` asks the producer to pause. */
 const HIGH_WATER = 8 * 1024 * 1024
+/** Small writes wait up to this long to be joined into one system call. */
+const COALESCE_MS = 5
+/** Queued bytes that are written at once, without waiting to coalesce. */
+const COALESCE_BYTES = 256 * 1024
 
 /**
  * An append-only file fed by a stream: chunks queue in memory and go out in one `writev` per
@@ -18,6 +22,7 @@ export class Spool {
   #drainWaiters: Array<() => void> = []
   #idleWaiters: Array<() => void> = []
   #closed = false
+  #timer: NodeJS.Timeout | null = null
 
   constructor(path: string) {
     this.path = path
@@ -34,7 +39,10 @@ export class Spool {
     if (this.#error !== null || this.#closed) return true
     this.#queue.push(chunk)
     this.#queued += chunk.length
-    if (!this.#writing) this.#flush()
+    if (!this.#writing) {
+      if (this.#queued >= COALESCE_BYTES) this.#flush()
+      else this.#timer ??= setTimeout(() => this.#flush(), COALESCE_MS)
+    }
     return this.#queued < HIGH_WATER
   }
 
@@ -47,12 +55,18 @@ export class Spool {
   /** Write everything queued, then close the file. */
   async close(): Promise<void> {
     if (this.#closed) return
+    if (!this.#writing && this.#queue.length > 0) this.#flush()
     if (this.#writing || this.#queue.length > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve))
     this.#closed = true
     await new Promise<void>((resolve) => close(this.#fd, () => resolve()))
   }
 
   #flush(): void {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer)
+      this.#timer = null
+    }
+    if (this.#writing || this.#queue.length === 0) return
     const batch = this.#queue
     const bytes = this.#queued
     this.#queue = []
@@ -85,8 +99,9 @@ export class Spool {
       }
       this.#writing = false
       if (this.#queued < HIGH_WATER) for (const w of this.#drainWaiters.splice(0)) w()
-      if (this.#queue.length > 0) this.#flush()
-      else for (const w of this.#idleWaiters.splice(0)) w()
+      if (this.#queue.length === 0) for (const w of this.#idleWaiters.splice(0)) w()
+      else if (this.#queued >= COALESCE_BYTES || this.#idleWaiters.length > 0) this.#flush()
+      else this.#timer ??= setTimeout(() => this.#flush(), COALESCE_MS)
     })
   }
 }

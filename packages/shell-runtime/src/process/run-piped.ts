@@ -137,10 +137,14 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     if (report.foundCount > 0) leftovers = report
   }
   // Every writer is gone, so the pipes close; a process that escaped the tree must not hang us.
+  let pipeTimer: NodeJS.Timeout | undefined
   const closed = await Promise.race([
     Promise.all([outDone, errDone]).then(() => true),
-    new Promise<false>((r) => setTimeout(() => r(false), PIPE_CLOSE_MS)),
+    new Promise<false>((r) => {
+      pipeTimer = setTimeout(() => r(false), PIPE_CLOSE_MS)
+    }),
   ])
+  clearTimeout(pipeTimer)
   if (!closed) {
     child.stdout?.destroy()
     child.stderr?.destroy()

@@ -154,10 +154,7 @@ export class BackgroundShell {
 
   /** The last `n` lines (the unfinished last line, such as a prompt, counts as the last), and the lines dropped unseen. */
   logs(n: number): { lines: string[]; dropped: number } {
-    const partial = this.#lines.partial()
-    const { lines, dropped } = this.#ring.read(partial === null ? n : n - 1)
-    if (partial !== null) lines.push(partial)
-    return { lines, dropped }
+    return this.#lines.read(n)
   }
 
   /** Write keystrokes to the terminal. */
