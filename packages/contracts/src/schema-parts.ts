@@ -23,7 +23,7 @@ export const IsOverwrite = () =>
 export const ShellId = () => NonEmptyString('Background shell handle.')
 
 export const Status = () =>
-  Type.Enum(['running', 'exited', 'stopped'], { description: 'running, exited or stopped.' })
+  Type.Enum(['running', 'exited', 'stopped'])
 
 export const ExitCode = () =>
   Type.Union([Type.Integer(), Type.Null()], {

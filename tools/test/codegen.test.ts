@@ -1,0 +1,100 @@
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { TOOLS } from '@hands/contracts'
+import { diffSurfaces, wordDiff } from '../codegen/diff.ts'
+import { renderAll } from '../codegen/files.ts'
+import { buildSurface } from '../codegen/surface.ts'
+import { checkGenerated, writeGenerated } from '../codegen/sync.ts'
+
+const REPO = join(import.meta.dirname, '..', '..')
+
+describe('renderAll', () => {
+  it('renders the same bytes twice, with LF line ends and one trailing newline', () => {
+    const a = renderAll()
+    const b = renderAll()
+    expect(a).toEqual(b)
+    for (const f of a) {
+      expect(f.text.includes('\r'), f.path).toBe(false)
+      expect(f.text.endsWith('\n') && !f.text.endsWith('\n\n'), f.path).toBe(true)
+    }
+  })
+
+  it('writes the python stub in positional call order with TypedDict results', () => {
+    const pyi = renderAll().find((f) => f.path === 'generated/stubs/hands.pyi')?.text ?? ''
+    expect(pyi).toContain('async def shell_run(commands: list[str], cwd: str | None = None) -> ShellRunResult:')
+    expect(pyi).toContain('async def copy(src: str, dest: str, is_overwrite: bool = False) -> CopyResult:')
+    expect(pyi).toContain('async def shell_type(id: str, text: str, is_enter: bool = True) -> ShellTypeResult:')
+    expect(pyi).toContain('class ShellRunCommand(TypedDict):')
+    expect(pyi).toContain('    commands: list[ShellRunCommand]')
+  })
+
+  it('writes a TypeScript stub that exports delete despite it being a reserved word', () => {
+    const dts = renderAll().find((f) => f.path === 'generated/stubs/hands.d.ts')?.text ?? ''
+    expect(dts).toContain('export { _delete as delete }')
+    expect(dts).toContain('shell_logs(id: string, n?: number): Promise<ShellLogsResult>')
+  })
+
+  it('counts tokens per tool and a total that is their sum', () => {
+    const budget = JSON.parse(renderAll().find((f) => f.path === 'generated/budget.json')?.text ?? '{}')
+    expect(budget.tools).toHaveLength(10)
+    const sum = budget.tools.reduce((a: number, t: { tokens: number }) => a + t.tokens, 0)
+    expect(budget.total.tokens).toBe(sum)
+    for (const t of budget.tools) expect(t.tokens).toBeGreaterThan(10)
+  })
+})
+
+describe('checkGenerated and writeGenerated', () => {
+  let root: string
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'hands-codegen-'))
+    cpSync(join(REPO, 'generated'), join(root, 'generated'), { recursive: true })
+  })
+  afterEach(() => rmSync(root, { recursive: true, force: true }))
+
+  it('finds no drift in a copy of the committed generated/', () => {
+    expect(checkGenerated(root, renderAll()).drift).toEqual([])
+  })
+
+  it('reports an edited file with a unified diff of the change', () => {
+    const path = join(root, 'generated', 'prompt.md')
+    writeFileSync(path, readFileSync(path, 'utf8').replace('never a fixed sleep', 'sleep 5 seconds'))
+    const { drift, report } = checkGenerated(root, renderAll())
+    expect(drift).toEqual(['generated/prompt.md'])
+    expect(report).toContain('--- a/generated/prompt.md')
+    expect(report).toContain('-Waiting is control flow you write here')
+    expect(report).toContain('sleep 5 seconds')
+  })
+
+  it('reports a missing file and a stale file, and writeGenerated repairs both', () => {
+    rmSync(join(root, 'generated', 'budget.md'))
+    writeFileSync(join(root, 'generated', 'old.json'), '{}\n')
+    const { drift } = checkGenerated(root, renderAll())
+    expect(drift.sort()).toEqual(['generated/budget.md', 'generated/old.json'])
+    expect(writeGenerated(root, renderAll()).sort()).toEqual(['generated/budget.md', 'generated/old.json'])
+    expect(existsSync(join(root, 'generated', 'old.json'))).toBe(false)
+    expect(checkGenerated(root, renderAll()).drift).toEqual([])
+  })
+})
+
+describe('diffSurfaces', () => {
+  it('says "no surface change" for identical surfaces', () => {
+    expect(diffSurfaces(buildSurface(TOOLS), buildSurface(TOOLS))).toBe('no surface change')
+  })
+
+  it('marks words removed and added', () => {
+    expect(wordDiff('kill the tree', 'stop the whole tree')).toBe('[-kill-]{+stop+} the {+whole +}tree')
+  })
+
+  it('reports a changed default and a property that became required', () => {
+    const before = buildSurface(TOOLS)
+    const after = structuredClone(before)
+    const logs = after.tools.find((t) => t.name === 'shell_logs')
+    if (logs === undefined) throw new Error('no shell_logs')
+    ;(logs.input_schema['properties'] as Record<string, Record<string, unknown>>)['n']!['default'] = 100
+    ;(logs.input_schema['required'] as string[]).push('n')
+    const out = diffSurfaces(before, after)
+    expect(out).toContain('~ input n: integer 1..2000, optional, default 200 -> integer 1..2000, required, default 100')
+  })
+})
