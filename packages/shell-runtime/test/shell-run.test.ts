@@ -74,7 +74,7 @@ describe('shell_run', () => {
     const pid = Number(r.commands[0]?.stdout.trim().split(' ')[1])
     expect(alive(pid)).toBe(false)
     expect(r.commands[0]?.exit).toBe(0)
-    expect(r.commands[0]?.note).toContain('sleep 1000')
+    expect(r.commands[0]?.note).toContain(`(pid ${pid})`)
     expect(r.commands[0]?.note).toContain('shell_background')
     expect(r.commands[1]).toMatchObject({ stdout: 'next\n', note: null })
   })

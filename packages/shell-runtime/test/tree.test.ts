@@ -18,8 +18,18 @@ async function startHost(tree: string, how: 'wait' | 'exit') {
   })
   const line = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout })
-    rl.once('line', resolve)
-    child.once('exit', (code) => reject(new Error(`host exited early (${code})`)))
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error('the host did not report its pids'))
+    }, 40_000)
+    rl.once('line', (l) => {
+      clearTimeout(timer)
+      resolve(l)
+    })
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`host exited early (${code})`))
+    })
   })
   const { pids, spool } = JSON.parse(line) as { pids: number[]; spool: string }
   return { child, pids, spool, prefix: `hands-${child.pid}-` }
@@ -63,9 +73,12 @@ describe('process trees', () => {
     for (const signal of ['SIGKILL', 'SIGTERM', 'SIGINT'] as const) {
       it(`(${tree}) a host killed with ${signal} leaves none of its shells alive`, async () => {
         const host = await startHost(tree, 'wait')
-        expect(host.pids.length).toBeGreaterThanOrEqual(7)
-        for (const p of host.pids) expect(alive(p)).toBe(true)
-        host.child.kill(signal)
+        try {
+          expect(host.pids.length).toBeGreaterThanOrEqual(7)
+          for (const p of host.pids) expect(alive(p)).toBe(true)
+        } finally {
+          host.child.kill(signal)
+        }
         await eventually(() => (host.pids.every((p) => !alive(p)) ? true : undefined), 30_000, 'every pid of the dead host to end')
         await eventually(() => (jobProcesses(host.prefix).length === 0 ? true : undefined), 30_000, 'the job trees to be empty')
         await eventually(() => (existsSync(host.spool) ? undefined : true), 30_000, 'the spool directory to be removed')
