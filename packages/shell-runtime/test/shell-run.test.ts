@@ -1,8 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { checkResult, shellRun, ToolError } from '@hands/contracts'
 import { describe, expect, it } from 'vitest'
-import { alive, FIXTURES, makeRuntime } from './helpers.ts'
+import { alive, eventually, FIXTURES, makeRuntime } from './helpers.ts'
 
 function valid<T>(value: T): T {
   const outcome = checkResult(shellRun, value)
@@ -187,9 +187,9 @@ describe('shell_run', () => {
   })
 
   it('stops a running shell_run when the runtime closes, and starts nothing after it', async () => {
-    const { rt } = makeRuntime()
-    const run = rt.shell_run({ commands: ['sleep 1000', 'echo after'] })
-    await new Promise((r) => setTimeout(r, 300))
+    const { rt, root } = makeRuntime()
+    const run = rt.shell_run({ commands: ['touch started; sleep 1000', 'echo after'] })
+    await eventually(() => (existsSync(join(root, 'started')) ? true : undefined))
     await rt.close()
     const r = valid(await run)
     expect(r.commands[0]?.exit).toBe(143)
