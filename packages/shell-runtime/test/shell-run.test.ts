@@ -81,7 +81,7 @@ describe('shell_run', () => {
 
   it('kills a setsid daemon a command started, even while it holds the output pipe', async () => {
     const { rt } = makeRuntime()
-    const r = valid(await rt.shell_run({ commands: [`bash ${FIXTURES}/setsid-grandchild.sh & sleep 0.5; echo done`] }))
+    const r = valid(await rt.shell_run({ commands: [`bash ${FIXTURES}/setsid-grandchild.sh & until [ -e parent.ready ]; do sleep 0.1; done; echo done`] }))
     const grandchild = Number(/grandchild (\d+)/.exec(r.commands[0]?.stdout ?? '')?.[1])
     expect(grandchild).toBeGreaterThan(0)
     expect(alive(grandchild)).toBe(false)
@@ -91,7 +91,7 @@ describe('shell_run', () => {
 
   it('kills every kind of leftover descendant: setsid, nohup, double fork, SIGTERM ignorers', async () => {
     const { rt } = makeRuntime({ stopGraceMs: 300 })
-    const r = valid(await rt.shell_run({ commands: [`timeout -s KILL 3 bash ${FIXTURES}/tree.sh & sleep 1; echo waited`] }))
+    const r = valid(await rt.shell_run({ commands: [`bash ${FIXTURES}/tree.sh > tree.out & until grep -q "tree ready" tree.out; do sleep 0.1; done; cat tree.out`] }))
     const pids = [...(r.commands[0]?.stdout ?? '').matchAll(/pid (\d+)/g)].map((m) => Number(m[1]))
     expect(pids.length).toBeGreaterThanOrEqual(5)
     for (const p of pids) expect(alive(p)).toBe(false)
