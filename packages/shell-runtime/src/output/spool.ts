@@ -52,6 +52,12 @@ export class Spool {
     return new Promise((resolve) => this.#drainWaiters.push(resolve))
   }
 
+  /** Resolve once everything queued so far is written. */
+  async flushed(): Promise<void> {
+    if (!this.#writing && this.#queue.length > 0) this.#flush()
+    if (this.#writing || this.#queue.length > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve))
+  }
+
   /** Write everything queued, then close the file. */
   async close(): Promise<void> {
     if (this.#closed) return

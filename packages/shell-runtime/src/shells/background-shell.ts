@@ -95,12 +95,15 @@ export class BackgroundShell {
     this.#ended = new Promise<void>((resolve) => {
       this.#pty.onExit(({ exitCode, signal }) => {
         this.#lines.end()
-        const ending = endingOf(exitCode, signal)
-        this.#exit = ending.exit
-        this.#signal = ending.signal
-        this.#status = this.#stopping ? 'stopped' : 'exited'
-        resolve()
-        for (const fn of this.#onEnd.splice(0)) fn()
+        // The shell counts as ended once its log file holds every byte it printed, too.
+        void this.#log.flushed().then(() => {
+          const ending = endingOf(exitCode, signal)
+          this.#exit = ending.exit
+          this.#signal = ending.signal
+          this.#status = this.#stopping ? 'stopped' : 'exited'
+          resolve()
+          for (const fn of this.#onEnd.splice(0)) fn()
+        })
       })
     })
   }
