@@ -1,0 +1,70 @@
+import type {
+  ShellBackgroundInput,
+  ShellBackgroundResult,
+  ShellLogsInput,
+  ShellLogsResult,
+  ShellRunInput,
+  ShellRunResult,
+  ShellStopInput,
+  ShellStopResult,
+  ShellTypeInput,
+  ShellTypeResult,
+} from '@hands/contracts'
+import { shellBackgroundTool } from '../tools/shell-background.ts'
+import { shellLogsTool } from '../tools/shell-logs.ts'
+import { shellRunTool } from '../tools/shell-run.ts'
+import { shellStopTool } from '../tools/shell-stop.ts'
+import { shellTypeTool } from '../tools/shell-type.ts'
+import type { ShellRuntimeOptions } from './options.ts'
+import { Session, type LoginEnvironment, type ShellResource } from './session.ts'
+
+/** The five shell tools over one process manager, plus the session's resources and lifecycle. */
+export interface ShellRuntime {
+  /** Run bash lines in order, each with its own bounded account. */
+  shell_run(input: ShellRunInput): Promise<ShellRunResult>
+  /** Start a script under a PTY and return its handle at once. */
+  shell_background(input: ShellBackgroundInput): Promise<ShellBackgroundResult>
+  /** The last lines of a background shell, now. */
+  shell_logs(input: ShellLogsInput): Promise<ShellLogsResult>
+  /** Type into a running background shell. */
+  shell_type(input: ShellTypeInput): Promise<ShellTypeResult>
+  /** Stop a background shell's whole tree and drop it. */
+  shell_stop(input: ShellStopInput): Promise<ShellStopResult>
+  /** The session's background shells, live and exited. */
+  resources(): ShellResource[]
+  /** Call `listener` with the new list whenever a shell starts, ends or is dropped; returns the unsubscribe function. */
+  onResourcesChanged(listener: (resources: ShellResource[]) => void): () => void
+  /** The login environment commands start from, captured once per session. */
+  loginEnvironment(): Promise<LoginEnvironment>
+  /** Capture the login environment again; later commands use the new one. */
+  refreshLoginEnvironment(): Promise<LoginEnvironment>
+  /** `cgroup` when each job has its own cgroup v2, `marker` when jobs are found by an environment marker. */
+  readonly treeKind: 'cgroup' | 'marker'
+  /** The session's spool directory (whole streams, background logs); removed by close(). */
+  readonly spoolDir: string
+  /** Stop every shell and foreground job and remove the session's files. Idempotent. */
+  close(): Promise<void>
+}
+
+/**
+ * Create a shell runtime: one session owning every process it starts. Its shells die with it:
+ * on close(), on the host's normal exit (synchronously), and, when the host dies any other way
+ * (a signal, SIGKILL), through a reaper process that notices the host is gone.
+ */
+export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
+  const session = new Session(options)
+  return {
+    shell_run: (input) => shellRunTool(session, input),
+    shell_background: (input) => shellBackgroundTool(session, input),
+    shell_logs: (input) => shellLogsTool(session, input),
+    shell_type: (input) => shellTypeTool(session, input),
+    shell_stop: (input) => shellStopTool(session, input),
+    resources: () => session.resources(),
+    onResourcesChanged: (listener) => session.onResourcesChanged(listener),
+    loginEnvironment: () => session.loginEnv(),
+    refreshLoginEnvironment: () => session.refreshLoginEnv(),
+    treeKind: session.keeper.kind,
+    spoolDir: session.spoolDir,
+    close: () => session.close(),
+  }
+}

@@ -1,0 +1,80 @@
+import type { PathGate } from '@hands/fs-runtime'
+
+/** Options of `createShellRuntime`. Every bound is a host setting, never a tool parameter. */
+export interface ShellRuntimeOptions {
+  /** Allowed roots; the first is the workspace root and the default `cwd`. */
+  roots: string[]
+  /** Host access gates consulted (with access `cwd`) for every `cwd`. */
+  gates?: PathGate[]
+  /** Extra variable names passed from the login environment to commands (`NAME`, or a prefix `NAME_*`). */
+  envAllow?: string[]
+  /** Bound on one shell_run call, in ms; default 120000. */
+  runBoundMs?: number
+  /** Bytes kept from the start of each shell_run stream; default 16384. */
+  headBytes?: number
+  /** Bytes kept from the end of each shell_run stream; default 16384. */
+  tailBytes?: number
+  /** Lines each background shell keeps for shell_logs; default 10000. */
+  ringLines?: number
+  /** Grace between SIGTERM and SIGKILL when a tree is stopped, in ms; default 2000. */
+  stopGraceMs?: number
+  /** Directory under which the session's spool directory is made (removed on close); default `os.tmpdir()`. */
+  spoolDir?: string
+  /** How process trees are tracked: `auto` (a cgroup v2 when writable, else the marker), `cgroup` or `marker`. */
+  tree?: 'auto' | 'cgroup' | 'marker'
+  /** The environment the login shell starts from, before the allowlist; default `process.env`. */
+  hostEnv?: Record<string, string | undefined>
+  /** The bash to run; default the first `bash` on the host PATH, else `/bin/bash`. */
+  bash?: string
+  /** Background terminal size; default 200 columns × 50 rows. */
+  terminal?: { cols: number; rows: number }
+  /** Bound on the one-time login-environment capture, in ms; default 15000. */
+  loginEnvBoundMs?: number
+}
+
+/** Options with every default applied. */
+export interface ResolvedOptions {
+  roots: string[]
+  gates: PathGate[]
+  envAllow: string[]
+  runBoundMs: number
+  headBytes: number
+  tailBytes: number
+  ringLines: number
+  stopGraceMs: number
+  spoolParent: string
+  tree: 'auto' | 'cgroup' | 'marker'
+  hostEnv: Record<string, string | undefined>
+  bash: string | undefined
+  cols: number
+  rows: number
+  loginEnvBoundMs: number
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < min) throw new RangeError(`${name} must be an integer ≥ ${min} (got ${value})`)
+  return value
+}
+
+/** Apply defaults and check the host's options (a bad option is a host bug: it throws). */
+export function resolveOptions(options: ShellRuntimeOptions, tmp: string): ResolvedOptions {
+  if (!Array.isArray(options.roots) || options.roots.length === 0) throw new TypeError('roots must list at least one directory')
+  return {
+    roots: [...options.roots],
+    gates: [...(options.gates ?? [])],
+    envAllow: [...(options.envAllow ?? [])],
+    runBoundMs: positiveInt('runBoundMs', options.runBoundMs, 120_000),
+    headBytes: positiveInt('headBytes', options.headBytes, 16 * 1024),
+    tailBytes: positiveInt('tailBytes', options.tailBytes, 16 * 1024),
+    ringLines: positiveInt('ringLines', options.ringLines, 10_000),
+    stopGraceMs: positiveInt('stopGraceMs', options.stopGraceMs, 2000, 0),
+    spoolParent: options.spoolDir ?? tmp,
+    tree: options.tree ?? 'auto',
+    hostEnv: options.hostEnv ?? process.env,
+    bash: options.bash,
+    cols: positiveInt('terminal.cols', options.terminal?.cols, 200),
+    rows: positiveInt('terminal.rows', options.terminal?.rows, 50),
+    loginEnvBoundMs: positiveInt('loginEnvBoundMs', options.loginEnvBoundMs, 15_000),
+  }
+}

@@ -1,0 +1,81 @@
+import { join } from 'node:path'
+import { shellBackground, type ShellBackgroundInput, type ShellBackgroundResult } from '@hands/contracts'
+import { childEnv, TERMINAL } from '../env/child-env.ts'
+import { resolveCwd } from '../cwd/resolve-cwd.ts'
+import { refuse } from '../errors.ts'
+import type { Session } from '../runtime/session.ts'
+import { BackgroundShell } from '../shells/background-shell.ts'
+import { freeId, programName } from '../shells/derive-id.ts'
+import { checkToolInput } from './check-input.ts'
+
+function sameScript(shell: BackgroundShell, commands: readonly string[], cwd: string): boolean {
+  return shell.cwd === cwd && shell.commands.length === commands.length && shell.commands.every((c, i) => c === commands[i])
+}
+
+function describe(shell: BackgroundShell, note: string | null, isAlreadyRunning: boolean): ShellBackgroundResult {
+  return {
+    id: shell.id,
+    cwd: shell.cwd,
+    commands: [...shell.commands],
+    pid: shell.pid,
+    status: shell.status,
+    note,
+    is_already_running: isAlreadyRunning,
+  }
+}
+
+/** shell_background: one script under a PTY, returned at once; idempotent for a live script. */
+export async function shellBackgroundTool(session: Session, raw: ShellBackgroundInput): Promise<ShellBackgroundResult> {
+  session.assertOpen()
+  const input = checkToolInput(shellBackground, raw)
+  const { options, shells } = session
+  const cwd = await resolveCwd(options.roots, input.cwd, options.gates, shellBackground.name)
+  const login = await session.loginEnv()
+  session.assertOpen()
+  const commands = input.commands
+
+  // From here to the spawn nothing awaits, so two identical calls cannot both start a shell.
+  let id: string
+  if (input.id !== undefined) {
+    id = input.id
+    const live = shells.get(id)
+    if (live !== undefined && live.status === 'running') {
+      const note = sameScript(live, commands, cwd)
+        ? null
+        : `Shell \`${id}\` is already running a different script (in ${live.cwd}); it was left as it is. Stop it with shell_stop first to start this one under that id.`
+      return describe(live, note, true)
+    }
+  } else {
+    for (const s of shells.values()) if (s.status === 'running' && sameScript(s, commands, cwd)) return describe(s, null, true)
+    id = freeId(programName(commands[0] as string), (x) => shells.get(x)?.status === 'running')
+  }
+  const replaced = shells.get(id)
+  if (replaced !== undefined) shells.delete(id)
+
+  const tree = session.keeper.create()
+  let shell: BackgroundShell
+  try {
+    shell = new BackgroundShell({
+      id,
+      commands,
+      cwd,
+      bash: session.bash,
+      env: childEnv(login.env, TERMINAL, { BASH_ENV: session.preludePath }),
+      tree,
+      ringLines: options.ringLines,
+      logPath: join(session.spoolDir, `shell-${session.nextSeq()}.log`),
+      cols: options.cols,
+      rows: options.rows,
+    })
+  } catch (err) {
+    tree.dispose()
+    if (replaced !== undefined) shells.set(id, replaced)
+    throw refuse('spawn_failed', `Could not start the shell: ${(err as Error).message}.`, 'The system is short of processes, terminals or memory; retry when it has settled.')
+  }
+  shells.set(id, shell)
+  shell.onEnd(() => session.changed())
+  session.changed()
+  // The exited shell this one replaces may still own processes it left behind.
+  if (replaced !== undefined) await replaced.stop(options.stopGraceMs).catch(() => undefined)
+  return describe(shell, null, false)
+}

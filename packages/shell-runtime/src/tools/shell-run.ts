@@ -1,0 +1,126 @@
+import { join } from 'node:path'
+import { shellRun, type ShellRunInput, type ShellRunResult } from '@hands/contracts'
+import { childEnv, NON_INTERACTIVE } from '../env/child-env.ts'
+import { resolveCwd } from '../cwd/resolve-cwd.ts'
+import { refuse } from '../errors.ts'
+import { runPiped, SpawnError } from '../process/run-piped.ts'
+import { shellSignalHint } from '../process/signals.ts'
+import type { Session } from '../runtime/session.ts'
+import { checkToolInput } from './check-input.ts'
+import { joinNotes, leftoverNote, streamNote, survivorNote } from './notes.ts'
+
+type CommandResult = ShellRunResult['commands'][number]
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`
+}
+
+function snippet(command: string): string {
+  const one = command.replace(/\s+/g, ' ').trim()
+  return one.length > 40 ? `${one.slice(0, 39)}…` : one
+}
+
+/** The note for a last pipeline whose stages failed while the command exited 0. */
+function pipestatusNote(stages: number[] | null, exit: number | null): string | null {
+  if (stages === null || exit !== 0) return null
+  const failed = stages.map((s, i) => ({ s, i })).filter(({ s }) => s !== 0)
+  if (failed.length === 0) return null
+  const which = failed.map(({ s, i }) => `stage ${i + 1} exited ${s}`).join(', ')
+  return `The command exited 0, but in its last pipeline ${which} (PIPESTATUS ${stages.join(' ')}).`
+}
+
+/** shell_run: each line in order, with its own account, bounded output and the whole tree owned. */
+export async function shellRunTool(session: Session, raw: ShellRunInput): Promise<ShellRunResult> {
+  session.assertOpen()
+  const input = checkToolInput(shellRun, raw)
+  const { options } = session
+  const cwd = await resolveCwd(options.roots, input.cwd, options.gates, shellRun.name)
+  const login = await session.loginEnv()
+  const env = childEnv(login.env, NON_INTERACTIVE, { BASH_ENV: session.preludePath })
+  const started = performance.now()
+  const deadline = started + options.runBoundMs
+  const results: CommandResult[] = []
+  let stoppedBy: { index: number; command: string } | null = null
+  let closedAt: number | null = null
+
+  for (const [index, command] of input.commands.entries()) {
+    if (stoppedBy === null && closedAt === null && session.isClosed) closedAt = index
+    if (stoppedBy === null && closedAt === null && performance.now() >= deadline) stoppedBy = { index: -1, command: '' }
+    if (stoppedBy !== null || closedAt !== null) {
+      const why =
+        closedAt !== null
+          ? 'Not started: the host closed the shell session.'
+          : stoppedBy !== null && stoppedBy.index >= 0
+            ? `Not started: the host's ${seconds(options.runBoundMs)} bound stopped command ${stoppedBy.index + 1} (\`${snippet(stoppedBy.command)}\`) first. Run long work with shell_background and read it with shell_logs.`
+            : `Not started: the host's ${seconds(options.runBoundMs)} bound for this call had passed. Run long work with shell_background and read it with shell_logs.`
+      results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
+      continue
+    }
+    const tree = session.keeper.create()
+    const seq = session.nextSeq()
+    let run
+    try {
+      run = await session.track((signal) =>
+        runPiped({
+          bash: session.bash,
+          script: command,
+          cwd,
+          env,
+          tree,
+          headBytes: options.headBytes,
+          tailBytes: options.tailBytes,
+          spoolBase: join(session.spoolDir, `run-${seq}`),
+          deadline,
+          graceMs: options.stopGraceMs,
+          isPipestatus: true,
+          signal,
+        }),
+      )
+    } catch (err) {
+      tree.dispose()
+      if (err instanceof SpawnError && results.length === 0) {
+        throw refuse('spawn_failed', `Could not start bash: ${err.message}.`, 'The system is short of processes or memory; retry when it has settled.')
+      }
+      const why = err instanceof SpawnError ? `Not started: bash could not be started (${err.message}).` : `Failed inside hands: ${(err as Error).message}.`
+      results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
+      continue
+    }
+    const exit = run.ending?.exit ?? null
+    const notes: Array<string | null> = []
+    if (run.timedOut) {
+      stoppedBy = { index, command }
+      notes.push(
+        `Stopped with its whole process tree when the host's ${seconds(options.runBoundMs)} bound for this call ran out. ` +
+          'Run long work with shell_background and read it with shell_logs.',
+      )
+    } else if (run.aborted) {
+      notes.push(`Stopped with its whole process tree because the host closed the shell session (exit ${exit}).`)
+    } else if (run.ending?.signal) {
+      notes.push(`Killed by ${run.ending.signal} (exit ${run.ending.exit}).`)
+    } else if (exit !== null) {
+      notes.push(shellSignalHint(exit) === null ? null : `${shellSignalHint(exit)}.`)
+    }
+    notes.push(pipestatusNote(run.pipestatus, exit))
+    if (run.leftovers !== null) notes.push(leftoverNote(run.leftovers))
+    notes.push(survivorNote([...(run.leftovers?.survivors ?? []), ...(run.boundStop?.survivors ?? [])]))
+    notes.push(streamNote('stdout', run.stdout), streamNote('stderr', run.stderr))
+    results.push({
+      command,
+      stdout: run.stdout.text,
+      stderr: run.stderr.text,
+      exit,
+      duration_ms: run.durationMs,
+      timed_out: run.timedOut,
+      note: joinNotes(notes),
+    })
+  }
+
+  const firstBad = results.find((r) => r.exit !== 0)
+  return {
+    cwd,
+    commands: results,
+    exit: firstBad === undefined ? 0 : firstBad.exit,
+    duration_ms: Math.round(performance.now() - started),
+    timed_out: stoppedBy !== null,
+  }
+}

@@ -1,0 +1,22 @@
+import { shellType, type ShellTypeInput, type ShellTypeResult } from '@hands/contracts'
+import { refuse } from '../errors.ts'
+import type { Session } from '../runtime/session.ts'
+import { checkToolInput } from './check-input.ts'
+import { lookupShell } from './lookup.ts'
+
+/** shell_type: keystrokes into a running shell's terminal, Enter (`\r`) unless `is_enter` is false. */
+export async function shellTypeTool(session: Session, raw: ShellTypeInput): Promise<ShellTypeResult> {
+  session.assertOpen()
+  const input = checkToolInput(shellType, raw)
+  const shell = lookupShell(session, input.id)
+  if (shell.status !== 'running') {
+    throw refuse(
+      'not_running',
+      `Shell \`${shell.id}\` has ${shell.status === 'stopped' ? 'been stopped' : `exited with ${shell.exit}`}, so it takes no input.`,
+      'Read what it printed with shell_logs, or start it again with shell_background.',
+    )
+  }
+  const isEnter = input.is_enter ?? true
+  shell.type(isEnter ? `${input.text}\r` : input.text)
+  return { id: shell.id, text: input.text, is_enter: isEnter, status: shell.status }
+}

@@ -1,0 +1,83 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { JobTree } from './job-tree.ts'
+import { describePid, trySignal } from './proc.ts'
+
+/** What stopping a job's tree found and did. */
+export interface StopReport {
+  /** Processes alive when the stop began, described (`sleep 1000` (pid 12)), at most `describeMax`. */
+  found: string[]
+  /** How many processes were alive when the stop began. */
+  foundCount: number
+  /** True when some process outlived SIGTERM and the grace, so SIGKILL was sent. */
+  forced: boolean
+  /** Pids still alive after SIGKILL and the confirmation wait; empty on success. */
+  survivors: number[]
+}
+
+/**
+ * The job's first process, which exists before it has joined its tree (a stop can come in the
+ * moment after spawn). It is our own unreaped child until `isExited()`, so its pid is safe to signal.
+ */
+export interface RootProcess {
+  readonly pid: number | undefined
+  isExited(): boolean
+}
+
+function livePids(tree: JobTree, root: RootProcess | undefined): number[] {
+  const pids = tree.pids()
+  if (root?.pid !== undefined && !root.isExited() && !pids.includes(root.pid)) pids.push(root.pid)
+  return pids
+}
+
+function signalEvery(tree: JobTree, root: RootProcess | undefined, signal: NodeJS.Signals): void {
+  tree.signalAll(signal)
+  if (root?.pid !== undefined && !root.isExited()) trySignal(root.pid, signal)
+}
+
+/** How long to keep confirming after SIGKILL before reporting survivors. */
+const CONFIRM_MS = 5000
+
+/** Resolve true once the tree has no live process, false when `ms` passed first. */
+export async function waitEmpty(tree: JobTree, ms: number, root?: RootProcess): Promise<boolean> {
+  const deadline = performance.now() + ms
+  let delay = 1
+  for (;;) {
+    if (livePids(tree, root).length === 0) return true
+    const left = deadline - performance.now()
+    if (left <= 0) return false
+    await sleep(Math.min(delay, left))
+    delay = Math.min(delay * 2, 50)
+  }
+}
+
+/**
+ * Stop every process of a job: SIGTERM (and SIGCONT, so a stopped process sees it), wait up to
+ * `graceMs`, SIGKILL whatever is left, then confirm the tree is empty.
+ */
+export async function stopTree(tree: JobTree, graceMs: number, root?: RootProcess, describeMax = 5): Promise<StopReport> {
+  const pids = livePids(tree, root)
+  const report: StopReport = {
+    found: pids.slice(0, describeMax).map((p) => describePid(p)),
+    foundCount: pids.length,
+    forced: false,
+    survivors: [],
+  }
+  if (pids.length === 0) return report
+  signalEvery(tree, root, 'SIGTERM')
+  signalEvery(tree, root, 'SIGCONT')
+  if (await waitEmpty(tree, graceMs, root)) return report
+  report.forced = true
+  tree.killAll()
+  signalEvery(tree, root, 'SIGKILL')
+  if (await waitEmpty(tree, CONFIRM_MS, root)) return report
+  tree.killAll()
+  report.survivors = livePids(tree, root)
+  return report
+}
+
+/** SIGKILL every process of a job at once and confirm it is empty; returns the survivors. */
+export async function killTree(tree: JobTree): Promise<number[]> {
+  tree.killAll()
+  if (await waitEmpty(tree, CONFIRM_MS)) return []
+  return tree.pids()
+}

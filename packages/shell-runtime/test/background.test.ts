@@ -1,0 +1,300 @@
+import { readFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { checkResult, shellBackground, shellLogs, shellStop, shellType, ToolError } from '@hands/contracts'
+import { describe, expect, it } from 'vitest'
+import { alive, eventually, FIXTURES, logsUntil, makeRuntime } from './helpers.ts'
+
+function valid<T>(contract: Parameters<typeof checkResult>[0], value: T): T {
+  const outcome = checkResult(contract, value)
+  if (!outcome.ok) throw new Error(`result breaks the contract: ${JSON.stringify(outcome.issues)}`)
+  return value
+}
+
+async function rejection(p: Promise<unknown>): Promise<ToolError> {
+  try {
+    await p
+  } catch (err) {
+    if (err instanceof ToolError) return err
+    throw err
+  }
+  throw new Error('expected a ToolError')
+}
+
+async function exited(rt: ReturnType<typeof makeRuntime>['rt'], id: string) {
+  return eventually(async () => {
+    const r = await rt.shell_logs({ id, n: 1 })
+    return r.status === 'exited' ? r : undefined
+  }, 20_000, `${id} to exit`)
+}
+
+describe('shell_background', () => {
+  it('returns at once with an id derived from the program name; collisions get -2 and -3', async () => {
+    const { rt, root } = makeRuntime()
+    const started = Date.now()
+    const a = valid(shellBackground, await rt.shell_background({ commands: ['sleep 1000'] }))
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(a).toMatchObject({ id: 'sleep', cwd: root, commands: ['sleep 1000'], status: 'running', note: null, is_already_running: false })
+    expect(a.pid).toBeGreaterThan(0)
+    const b = await rt.shell_background({ commands: ['sleep 999'] })
+    const c = await rt.shell_background({ commands: ['sleep 998'] })
+    expect([b.id, c.id]).toEqual(['sleep-2', 'sleep-3'])
+    const npm = await rt.shell_background({ commands: ['FOO=1 npm-not-installed run dev'] })
+    expect(npm.id).toBe('npm-not-installed')
+    const vite = await rt.shell_background({ commands: ['cd . && ./node_modules/.bin/vite --port 1'] })
+    expect(vite.id).toBe('vite')
+  })
+
+  it('returns the live shell for the same commands and cwd, and spawns nothing', async () => {
+    const { rt } = makeRuntime()
+    const a = await rt.shell_background({ commands: ['sleep 1000', 'echo after'] })
+    const b = valid(shellBackground, await rt.shell_background({ commands: ['sleep 1000', 'echo after'] }))
+    expect(b).toMatchObject({ id: a.id, pid: a.pid, is_already_running: true, note: null })
+    expect(rt.resources()).toHaveLength(1)
+  })
+
+  it('returns an explicit live id with a note to stop it first when its script differs', async () => {
+    const { rt } = makeRuntime()
+    const a = await rt.shell_background({ commands: ['sleep 1000'], id: 'server' })
+    const b = valid(shellBackground, await rt.shell_background({ commands: ['sleep 5'], id: 'server' }))
+    expect(b).toMatchObject({ id: 'server', pid: a.pid, commands: ['sleep 1000'], is_already_running: true })
+    expect(b.note).toContain('shell_stop')
+    const same = await rt.shell_background({ commands: ['sleep 1000'], id: 'server' })
+    expect(same).toMatchObject({ is_already_running: true, note: null })
+  })
+
+  it('replaces an exited id with a new shell', async () => {
+    const { rt } = makeRuntime()
+    const a = await rt.shell_background({ commands: ['echo first'], id: 'job' })
+    await exited(rt, 'job')
+    const b = await rt.shell_background({ commands: ['echo second; sleep 1000'], id: 'job' })
+    expect(b).toMatchObject({ id: 'job', is_already_running: false, status: 'running' })
+    expect(b.pid).not.toBe(a.pid)
+    await logsUntil(rt, 'job', (l) => l.includes('second'))
+    expect((await rt.shell_logs({ id: 'job' })).lines).not.toContain('first')
+  })
+
+  it('runs the lines in order as one script, and a failing line does not stop the next', async () => {
+    const { rt, root } = makeRuntime()
+    mkdirSync(join(root, 'sub'))
+    const b = await rt.shell_background({ commands: ['echo one', 'false', 'echo "two $TERM"', 'pwd'], cwd: 'sub' })
+    const r = await exited(rt, b.id)
+    expect(r.exit).toBe(0)
+    expect((await rt.shell_logs({ id: b.id })).lines).toEqual(['one', 'two xterm-256color', join(root, 'sub')])
+  })
+
+  it('reports a death by signal as 128+N', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: ['kill -KILL $$'] })
+    const r = await exited(rt, b.id)
+    expect(r.exit).toBe(137)
+  })
+})
+
+describe('shell_logs', () => {
+  it('returns lines as a person reads them: no escapes, redraws collapsed, CRLF normalised', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: [`bash ${FIXTURES}/progress.sh`] })
+    await exited(rt, b.id)
+    const r = valid(shellLogs, await rt.shell_logs({ id: b.id }))
+    expect(r.lines).toEqual(['progress 100% [##########]', 'green and underlined', 'redrawn', 'done'])
+    expect(r).toMatchObject({ status: 'exited', exit: 0, dropped_lines: 0 })
+  })
+
+  it('reads a progress bar drawn with \\r as its final state, even while it is unfinished', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: ["for i in 1 2 3 4 5; do printf '\\rdownloading %d/5' $i; done; sleep 1000"] })
+    const lines = await logsUntil(rt, b.id, (l) => l.at(-1) === 'downloading 5/5')
+    expect(lines).toEqual(['downloading 5/5'])
+  })
+
+  it('returns a trailing prompt without a newline as the last line', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: ['echo ready; printf ">>> "; sleep 1000'] })
+    expect(await logsUntil(rt, b.id, (l) => l.length === 2)).toEqual(['ready', '>>> '])
+  })
+
+  it('returns the last n lines', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: ['seq 1 500'] })
+    await exited(rt, b.id)
+    const r = await rt.shell_logs({ id: b.id, n: 3 })
+    expect(r.lines).toEqual(['498', '499', '500'])
+    expect((await rt.shell_logs({ id: b.id })).lines).toHaveLength(200)
+  })
+
+  it('counts dropped_lines exactly: evicted since the previous read and never returned', async () => {
+    const { rt } = makeRuntime({ ringLines: 100 })
+    const b = await rt.shell_background({ commands: ['stty -echo; seq 1 250; read x; seq 251 300; read x; seq 301 1000'] })
+    // Wait on the log file, not on shell_logs, which would count as reads.
+    const log = () => readFileSync(rt.resources()[0]?.log_path as string, 'latin1')
+    await eventually(() => (log().includes('\n250\r\n') ? true : undefined))
+    // 250 lines into a ring of 100: lines 1–150 were evicted unseen.
+    const first = await rt.shell_logs({ id: b.id, n: 10 })
+    expect(first.lines[0]).toBe('241')
+    expect(first.dropped_lines).toBe(150)
+    expect((await rt.shell_logs({ id: b.id, n: 10 })).dropped_lines).toBe(0)
+    await rt.shell_type({ id: b.id, text: '' })
+    await eventually(() => (log().includes('\n300\r\n') ? true : undefined))
+    // Lines 151–200 were evicted: 50, never returned (the reads returned 241–250 only).
+    const second = await rt.shell_logs({ id: b.id, n: 100 })
+    expect(second.dropped_lines).toBe(50)
+    expect(second.lines[0]).toBe('201')
+    await rt.shell_type({ id: b.id, text: '' })
+    await eventually(() => (rt.resources()[0]?.status === 'exited' ? true : undefined))
+    // 700 more lines: 201–900 evicted; 201–300 were returned, so 600 were dropped.
+    const third = await rt.shell_logs({ id: b.id, n: 5 })
+    expect(third.lines).toEqual(['996', '997', '998', '999', '1000'])
+    expect(third.dropped_lines).toBe(600)
+  })
+
+  it('never waits', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: ['sleep 1000'] })
+    const started = performance.now()
+    const r = await rt.shell_logs({ id: b.id })
+    expect(performance.now() - started).toBeLessThan(1000)
+    expect(r).toMatchObject({ lines: [], status: 'running', exit: null, dropped_lines: 0 })
+  })
+
+  it('loses no output at exit: seq 1 2000, 200 times, always ends with 2000', async () => {
+    const { rt } = makeRuntime()
+    let lost = 0
+    for (let i = 0; i < 200; i++) {
+      const id = `seq-${i}`
+      await rt.shell_background({ commands: ['seq 1 2000'], id })
+      const r = await exited(rt, id)
+      const { lines } = await rt.shell_logs({ id, n: 2000 })
+      if (lines.length !== 2000 || lines.at(-1) !== '2000' || r.exit !== 0) lost++
+      await rt.shell_stop({ id })
+    }
+    expect(lost).toBe(0)
+  }, 300_000)
+
+  it('keeps an exited shell readable until it is stopped', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: ['echo bye; exit 7'] })
+    await exited(rt, b.id)
+    await new Promise((r) => setTimeout(r, 200))
+    expect(await rt.shell_logs({ id: b.id })).toMatchObject({ lines: ['bye'], status: 'exited', exit: 7 })
+    expect(rt.resources()[0]).toMatchObject({ id: b.id, status: 'exited', exit: 7 })
+    const stop = valid(shellStop, await rt.shell_stop({ id: b.id }))
+    expect(stop).toMatchObject({ id: b.id, status: 'exited', exit: 7 })
+    expect((await rejection(rt.shell_logs({ id: b.id }))).code).toBe('unknown_id')
+  })
+
+  it('writes every byte to the append-only log file', async () => {
+    const { rt } = makeRuntime({ ringLines: 10 })
+    const b = await rt.shell_background({ commands: ["printf 'a\\033[31mred\\033[0m\\n'; seq 1 100"] })
+    await exited(rt, b.id)
+    const log = readFileSync(rt.resources()[0]?.log_path as string, 'latin1')
+    expect(log.startsWith('a\x1b[31mred\x1b[0m\r\n1\r\n')).toBe(true)
+    expect(log.endsWith('99\r\n100\r\n')).toBe(true)
+  })
+
+  it('refuses an unknown id with unknown_id and a hint listing the live ids', async () => {
+    const { rt } = makeRuntime()
+    const none = await rejection(rt.shell_logs({ id: 'nope' }))
+    expect(none.code).toBe('unknown_id')
+    expect(none.hint).toContain('shell_background')
+    await rt.shell_background({ commands: ['sleep 1000'], id: 'alpha' })
+    const err = await rejection(rt.shell_logs({ id: 'nope' }))
+    expect(err.hint).toContain('`alpha`')
+    expect(err.is_preflight).toBe(true)
+  })
+})
+
+describe('shell_type', () => {
+  it('drives a Python REPL, read back with shell_logs', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: ['python3 -i -q'] })
+    await logsUntil(rt, b.id, (l) => l.at(-1) === '>>> ')
+    const typed = valid(shellType, await rt.shell_type({ id: b.id, text: 'print(6 * 7)' }))
+    expect(typed).toEqual({ id: b.id, text: 'print(6 * 7)', is_enter: true, status: 'running' })
+    const lines = await logsUntil(rt, b.id, (l) => l.includes('42') && l.at(-1) === '>>> ')
+    expect(lines).toEqual(['>>> print(6 * 7)', '42', '>>> '])
+    await rt.shell_type({ id: b.id, text: 'x = 1', is_enter: false })
+    await rt.shell_type({ id: b.id, text: '0; print(x + 1)' })
+    await logsUntil(rt, b.id, (l) => l.includes('11'))
+    await rt.shell_type({ id: b.id, text: 'exit()' })
+    expect((await exited(rt, b.id)).exit).toBe(0)
+  })
+
+  it('refuses a shell that is not running with not_running and a hint', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: ['true'] })
+    await exited(rt, b.id)
+    const err = await rejection(rt.shell_type({ id: b.id, text: 'hello' }))
+    expect(err.code).toBe('not_running')
+    expect(err.hint).toContain('shell_logs')
+    expect((await rejection(rt.shell_type({ id: 'ghost', text: '' }))).code).toBe('unknown_id')
+  })
+})
+
+describe('shell_stop', () => {
+  it('kills a grandchild that called setsid', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: [`bash ${FIXTURES}/setsid-grandchild.sh`] })
+    const lines = await logsUntil(rt, b.id, (l) => l.includes('parent ready'))
+    const grandchild = Number(lines.find((l) => l.startsWith('grandchild '))?.split(' ')[1])
+    expect(alive(grandchild)).toBe(true)
+    const r = valid(shellStop, await rt.shell_stop({ id: b.id }))
+    expect(r).toMatchObject({ id: b.id, status: 'stopped', exit: 143 })
+    expect(alive(grandchild)).toBe(false)
+    expect(alive(b.pid)).toBe(false)
+    expect(r.note).toContain('SIGTERM')
+  })
+
+  it('kills the whole tree: setsid, nohup, double fork and SIGTERM ignorers', async () => {
+    const { rt } = makeRuntime({ stopGraceMs: 300 })
+    const b = await rt.shell_background({ commands: [`bash ${FIXTURES}/tree.sh`] })
+    const lines = await logsUntil(rt, b.id, (l) => l.includes('tree ready'))
+    const pids = lines.filter((l) => l.startsWith('pid ')).map((l) => Number(l.slice(4)))
+    expect(pids.length).toBeGreaterThanOrEqual(5)
+    for (const p of pids) expect(alive(p)).toBe(true)
+    const r = await rt.shell_stop({ id: b.id })
+    for (const p of pids) expect(alive(p)).toBe(false)
+    expect(r.note).toContain('SIGKILL')
+    expect(rt.resources()).toEqual([])
+  })
+
+  it('stops an exited shell, kills what it left running, and reports exited', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: ['setsid sleep 1000 > /dev/null 2>&1 & echo "pid $!"; sleep 0.5'] })
+    await exited(rt, b.id)
+    const pid = Number((await rt.shell_logs({ id: b.id })).lines[0]?.slice(4))
+    expect(alive(pid)).toBe(true)
+    const r = await rt.shell_stop({ id: b.id })
+    expect(r).toMatchObject({ status: 'exited', exit: 0 })
+    expect(alive(pid)).toBe(false)
+  })
+})
+
+describe('resources', () => {
+  it('lists live and exited shells and tells listeners when the list changes', async () => {
+    const { rt, root } = makeRuntime()
+    const seen: number[] = []
+    rt.onResourcesChanged((list) => seen.push(list.length))
+    const a = await rt.shell_background({ commands: ['sleep 1000'] })
+    const b = await rt.shell_background({ commands: ['echo done'] })
+    await exited(rt, b.id)
+    const list = rt.resources()
+    expect(list).toHaveLength(2)
+    expect(list.find((s) => s.id === a.id)).toMatchObject({ commands: ['sleep 1000'], cwd: root, pid: a.pid, status: 'running', exit: null })
+    expect(list.find((s) => s.id === b.id)).toMatchObject({ status: 'exited', exit: 0 })
+    expect(Number.isNaN(Date.parse(list[0]?.started_at as string))).toBe(false)
+    await rt.shell_stop({ id: a.id })
+    expect(seen.at(-1)).toBe(1)
+    expect(seen.length).toBeGreaterThanOrEqual(4)
+  })
+
+  it('runs 50 background shells at once and stops them all', async () => {
+    const { rt } = makeRuntime()
+    const shells = await Promise.all(Array.from({ length: 50 }, (_, i) => rt.shell_background({ commands: [`echo "shell ${i}"; sleep 1000`], id: `s${i}` })))
+    expect(new Set(shells.map((s) => s.pid)).size).toBe(50)
+    for (const [i, s] of shells.entries()) await logsUntil(rt, s.id, (l) => l.includes(`shell ${i}`))
+    expect(rt.resources().filter((r) => r.status === 'running')).toHaveLength(50)
+    await Promise.all(shells.map((s) => rt.shell_stop({ id: s.id })))
+    for (const s of shells) expect(alive(s.pid)).toBe(false)
+  }, 120_000)
+})

@@ -1,0 +1,77 @@
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { logsUntil, makeRuntime, tempDir } from './helpers.ts'
+
+function profileHome(profile: string): string {
+  const home = tempDir('home')
+  mkdirSync(join(home, 'profile-bin'))
+  writeFileSync(join(home, 'profile-bin', 'hello-from-profile'), '#!/bin/sh\necho "hello from the profile PATH"\n')
+  chmodSync(join(home, 'profile-bin', 'hello-from-profile'), 0o755)
+  writeFileSync(join(home, '.bash_profile'), profile)
+  return home
+}
+
+const PROFILE = `echo "noise the profile prints"
+export PATH="$HOME/profile-bin:$PATH"
+export PROFILE_ONLY=set-by-profile
+echo ran >> "$HOME/profile-ran"
+`
+
+function hostEnv(home: string): Record<string, string> {
+  return { HOME: home, PATH: process.env['PATH'] ?? '/usr/bin:/bin', USER: 'tester', LANG: 'C.UTF-8', MY_API_KEY: 'sk-secret', EXTRA_OK: 'passed' }
+}
+
+describe('login environment', () => {
+  it('is captured once from a login shell, so a PATH entry the profile adds is visible to every command', async () => {
+    const home = profileHome(PROFILE)
+    const { rt } = makeRuntime({ hostEnv: hostEnv(home) })
+    const r = await rt.shell_run({ commands: ['hello-from-profile', 'echo "$HOME|$USER|$LANG"'] })
+    expect(r.commands[0]).toMatchObject({ exit: 0, stdout: 'hello from the profile PATH\n' })
+    expect(r.commands[1]?.stdout).toBe(`${home}|tester|C.UTF-8\n`)
+    await rt.shell_run({ commands: ['true'] })
+    const b = await rt.shell_background({ commands: ['hello-from-profile'] })
+    await logsUntil(rt, b.id, (l) => l.includes('hello from the profile PATH'))
+    // The profile ran once for all of these commands.
+    expect(readFileSync(join(home, 'profile-ran'), 'utf8')).toBe('ran\n')
+    const env = await rt.loginEnvironment()
+    expect(env.source).toBe('login')
+    expect(env.env['PATH']?.startsWith(`${home}/profile-bin:`)).toBe(true)
+  })
+
+  it('is captured again on refresh, and later commands see the new profile', async () => {
+    const home = profileHome(PROFILE)
+    const { rt } = makeRuntime({ hostEnv: hostEnv(home) })
+    await rt.shell_run({ commands: ['true'] })
+    writeFileSync(join(home, '.bash_profile'), `${PROFILE}export PATH="$HOME/second:$PATH"\n`)
+    await rt.refreshLoginEnvironment()
+    const r = await rt.shell_run({ commands: ['echo "$PATH"'] })
+    expect(r.commands[0]?.stdout.startsWith(`${home}/second:${home}/profile-bin:`)).toBe(true)
+    expect(readFileSync(join(home, 'profile-ran'), 'utf8')).toBe('ran\nran\n')
+  })
+
+  it('passes only the allowlist: a host secret is invisible unless the host allows it by name', async () => {
+    const home = profileHome(PROFILE)
+    const { rt } = makeRuntime({ hostEnv: hostEnv(home) })
+    const r = await rt.shell_run({ commands: ['echo "[${MY_API_KEY-}][${EXTRA_OK-}][${PROFILE_ONLY-}]"', 'env | grep -c sk-secret'] })
+    expect(r.commands[0]?.stdout).toBe('[][][]\n')
+    expect(r.commands[1]?.stdout).toBe('0\n')
+    const b = await rt.shell_background({ commands: ['echo "bg [${MY_API_KEY-}]"'] })
+    expect(await logsUntil(rt, b.id, (l) => l.length > 0)).toEqual(['bg []'])
+
+    const { rt: allowed } = makeRuntime({ hostEnv: hostEnv(home), envAllow: ['EXTRA_OK', 'PROFILE_*'] })
+    const a = await allowed.shell_run({ commands: ['echo "[${MY_API_KEY-}][${EXTRA_OK-}][${PROFILE_ONLY-}]"'] })
+    expect(a.commands[0]?.stdout).toBe('[][passed][set-by-profile]\n')
+  })
+
+  it('falls back to the host allowlist when the login shell fails, and says why', async () => {
+    const home = profileHome('echo broken >&2; exit 3\n')
+    const { rt } = makeRuntime({ hostEnv: hostEnv(home) })
+    const r = await rt.shell_run({ commands: ['echo "$HOME"'] })
+    expect(r.commands[0]?.stdout).toBe(`${home}\n`)
+    const env = await rt.loginEnvironment()
+    expect(env.source).toBe('host')
+    expect(env.error).toContain('broken')
+    expect(env.env['MY_API_KEY']).toBeUndefined()
+  })
+})

@@ -1,0 +1,106 @@
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterEach } from 'vitest'
+import { createShellRuntime, type ShellRuntime, type ShellRuntimeOptions } from '../src/index.ts'
+
+export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
+
+/** Sessions of this test process are named `hands-<pid>-…`. */
+const SESSION = `hands-${process.pid}-`
+
+/** Pids of every live (non-zombie) process that belongs to a job of any runtime this test process made. */
+export function jobProcesses(prefix = SESSION): number[] {
+  const out: number[] = []
+  const marker = Buffer.from(`HANDS_JOB=${prefix}`)
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    const pid = Number(name)
+    if (pid === process.pid) continue
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+      if (stat[stat.lastIndexOf(')') + 2] === 'Z') continue
+      const cg = readFileSync(`/proc/${pid}/cgroup`, 'latin1')
+      if (cg.includes(`/${prefix}`)) {
+        out.push(pid)
+        continue
+      }
+      const env = readFileSync(`/proc/${pid}/environ`)
+      if (env.includes(marker)) out.push(pid)
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return out
+}
+
+/** True while `pid` is a live (non-zombie) process. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+/** Poll `check` until it returns a non-undefined value, or throw after `ms` (generous: the machine is shared). */
+export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, ms = 20_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const v = await check()
+    if (v !== undefined) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(25)
+  }
+}
+
+const made: Array<{ rt: ShellRuntime; dirs: string[] }> = []
+
+/** A temporary directory (real path), removed after the test. */
+export function tempDir(label = 'root'): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), `hands-test-${label}-`)))
+  extraDirs.push(dir)
+  return dir
+}
+const extraDirs: string[] = []
+
+/** A runtime over a fresh temporary root; closed after the test, which then proves no job process survives. */
+export function makeRuntime(options: Partial<ShellRuntimeOptions> = {}): { rt: ShellRuntime; root: string } {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-test-root-')))
+  const rt = createShellRuntime({ roots: [root], stopGraceMs: 500, ...options })
+  made.push({ rt, dirs: [root] })
+  return { rt, root }
+}
+
+afterEach(async () => {
+  const all = made.splice(0)
+  await Promise.all(all.map(({ rt }) => rt.close()))
+  for (const { dirs } of all) for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  for (const d of extraDirs.splice(0)) rmSync(d, { recursive: true, force: true })
+  // Nothing of any tree may outlive its runtime.
+  const left = await eventually(() => {
+    const pids = jobProcesses()
+    return pids.length === 0 ? pids : undefined
+  }, 10_000, 'every job process to end').catch(() => jobProcesses())
+  if (left.length > 0) {
+    for (const p of left) {
+      try {
+        process.kill(p, 'SIGKILL')
+      } catch {
+        // gone
+      }
+    }
+    throw new Error(`processes outlived their runtime: ${left.join(', ')}`)
+  }
+})
+
+/** Wait until a background shell's logs satisfy `pred`; returns those lines. */
+export async function logsUntil(rt: ShellRuntime, id: string, pred: (lines: string[]) => boolean, ms = 20_000): Promise<string[]> {
+  return eventually(async () => {
+    const { lines } = await rt.shell_logs({ id, n: 2000 })
+    return pred(lines) ? lines : undefined
+  }, ms, `logs of ${id}`)
+}
