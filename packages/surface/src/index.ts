@@ -1,0 +1,8 @@
+export { createSurface, type Session, type SurfaceOptions } from './session.ts'
+export { failure, type CallOutcome } from './outcome.ts'
+export type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
+export { renderError, renderResult, type RenderOptions } from './render/text.ts'
+export { API_FORMATS, TOKEN_ENCODING, modelView, textCost, toApiTools, toolCost, type ApiFormat } from './adapters/index.ts'
+export { SHELLS_URI, createMcpServer, type HandsMcpServer } from './mcp/server.ts'
+export { serveStdio } from './mcp/stdio.ts'
+export { MCP_PATH, isLoopback, parseListen, serveHttp, type HttpServeOptions, type RunningHttpServer } from './mcp/http.ts'
