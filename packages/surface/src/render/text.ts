@@ -1,5 +1,5 @@
 import { relative, isAbsolute } from 'node:path'
-import type { ErrorEnvelope, ToolResult } from '@hands/contracts'
+import { checkResult, contractOf, isToolName, type ErrorEnvelope, type ToolName, type ToolResult } from '@hands/contracts'
 
 /** Options for rendering: the workspace root, so paths print relative to it. */
 export interface RenderOptions {
@@ -61,7 +61,7 @@ const mkdir: Renderer<ToolResult<'create_directory'>> = (r) =>
   r.paths.map((p) => `${p.is_created ? 'created' : 'exists '} ${p.path}`).join('\n')
 const exists: Renderer<ToolResult<'file_exists'>> = (r) => r.paths.map((p) => `${p.is_exists ? 'exists' : 'absent'} ${p.path}`).join('\n')
 
-const RENDERERS: Record<string, Renderer<never>> = {
+const RENDERERS: Record<ToolName, Renderer<never>> = {
   shell_run: shellRun,
   shell_background: shellBackground,
   shell_logs: shellLogs,
@@ -74,15 +74,13 @@ const RENDERERS: Record<string, Renderer<never>> = {
   file_exists: exists,
 }
 
-/** The compact text of a result, for transcripts and MCP `content`. Unknown tools render generically. */
+/**
+ * The compact text of a result, for transcripts and MCP `content`. An unknown tool, or a result
+ * that does not match today's contract (an older transcript), renders generically as JSON.
+ */
 export function renderResult(tool: string, result: unknown, options: RenderOptions = {}): string {
-  const render = Object.hasOwn(RENDERERS, tool) ? (RENDERERS[tool] as Renderer<unknown>) : undefined
-  if (render !== undefined) {
-    try {
-      return render(result, options)
-    } catch {
-      // A result that does not match today's contract (an older transcript): fall through.
-    }
+  if (isToolName(tool) && checkResult(contractOf(tool), result).ok) {
+    return (RENDERERS[tool] as Renderer<unknown>)(result, options)
   }
   return `${tool}: ${JSON.stringify(result)}`
 }
