@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { request } from 'node:http'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -53,12 +54,18 @@ describe('hands serve over Streamable HTTP', () => {
   it('rejects a request with a foreign Host header on loopback (DNS rebinding)', async () => {
     const running = await serveHttp({ host: '127.0.0.1', port: 0 })
     cleanups.push(() => running.close())
-    const r = await fetch(running.url, {
-      method: 'POST',
-      headers: { host: 'evil.example', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
-    })
-    expect(r.status).toBeGreaterThanOrEqual(400)
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+    const post = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(running.url, { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        })
+        req.on('error', reject)
+        req.end(body)
+      })
+    expect(await post('evil.example')).toBe(403)
+    expect(await post(new URL(running.url).host)).toBe(200)
   })
 
   it('`hands serve --http` refuses 0.0.0.0 without --allow-remote and exits non-zero', async () => {

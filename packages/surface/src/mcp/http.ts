@@ -63,6 +63,9 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
   let allowedHosts: string[] | undefined
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (allowedHosts !== undefined && !allowedHosts.includes(req.headers.host ?? '')) {
+      return reply(res, 403, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed; use ${allowedHosts.join(' or ')}`)
+    }
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname !== MCP_PATH) return reply(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`)
     const sessionId = req.headers['mcp-session-id']
@@ -83,7 +86,6 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     const hands = createMcpServer(options)
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      ...(allowedHosts ? { allowedHosts, enableDnsRebindingProtection: true } : {}),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, hands })
       },
