@@ -51,6 +51,14 @@ describe('hands CLI', () => {
     expect(existsSync(join(root.dir, '..', 'escape'))).toBe(false)
   }, 60_000)
 
+  it('call defaults the root to the directory the command is run from', () => {
+    const root = tempRoot()
+    cleanups.push(root.remove)
+    const r = hands(['call', 'create_directory', '{"paths":["made-here"]}'], root.dir)
+    expect(r.code).toBe(0)
+    expect(existsSync(join(root.dir, 'made-here'))).toBe(true)
+  }, 60_000)
+
   it('call exits 2 with a usage message for JSON that does not parse', () => {
     const r = hands(['call', 'file_exists', '{paths'])
     expect(r.code).toBe(2)

@@ -13,7 +13,7 @@ export const SESSION_FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const
 
-export const SESSION_HELP = `  --root DIR            allowed root (repeatable); the first is the workspace root (default: .)
+export const SESSION_HELP = `  --root DIR            allowed root (repeatable); the first is the workspace root (default: the directory you run from)
   --no-shell            switch off the five shell tools
   --run-bound-ms N      shell_run safety bound per call (default 120000)
   --ring-lines N        lines kept per background shell (default 10000)
@@ -43,8 +43,9 @@ export function parse<T extends Record<string, { type: 'string' | 'boolean'; mul
 /** Session options from parsed session flags. */
 export function sessionOptions(values: Record<string, unknown>): SurfaceOptions {
   const options: SurfaceOptions = {}
+  // pnpm runs root scripts in the repo root; INIT_CWD is where the user ran the command.
   const roots = values['root'] as string[] | undefined
-  if (roots?.length) options.roots = roots
+  options.roots = roots?.length ? roots : [process.env['INIT_CWD'] || process.cwd()]
   if (values['no-shell'] === true) options.toggles = { shell: false }
   const runBoundMs = positiveInt('run-bound-ms', values['run-bound-ms'] as string | undefined)
   if (runBoundMs !== undefined) options.runBoundMs = runBoundMs
