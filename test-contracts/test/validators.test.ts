@@ -2,7 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ErrorEnvelope, TOOLS, checkInput, checkSchema } from '@hands/contracts'
-import { validValue, wrongTypeValue } from '../src/arbitrary.ts'
+import { mutationsOf, validValue } from '../src/arbitrary.ts'
 import type { Json } from '../src/rules.ts'
 import { plain } from './helpers.ts'
 
@@ -36,34 +36,6 @@ describe('a second validator (Ajv, draft 2020-12, strict)', () => {
     }
   })
 })
-
-type Mutation = { kind: string; property: string; apply: (input: Json) => Json }
-
-/** Every single mutation of a valid input that the contract must reject. */
-function mutationsOf(schema: Json): Mutation[] {
-  const props = (schema['properties'] ?? {}) as Record<string, Json>
-  const required = (schema['required'] ?? []) as string[]
-  const out: Mutation[] = []
-  for (const name of required) {
-    out.push({ kind: 'missing required', property: name, apply: ({ [name]: _, ...rest }) => rest })
-  }
-  for (const [name, s] of Object.entries(props)) {
-    out.push({ kind: 'wrong type', property: name, apply: (i) => ({ ...i, [name]: wrongTypeValue(s) }) })
-    if (s['type'] === 'string' && s['minLength'] === 1) out.push({ kind: 'empty string', property: name, apply: (i) => ({ ...i, [name]: '' }) })
-    if (s['type'] === 'array' && typeof s['minItems'] === 'number') {
-      out.push({ kind: 'empty array', property: name, apply: (i) => ({ ...i, [name]: [] }) })
-      const items = s['items'] as Json
-      if (items['minLength'] === 1) out.push({ kind: 'empty item', property: `${name}[0]`, apply: (i) => ({ ...i, [name]: [''] }) })
-    }
-    if (s['type'] === 'integer') {
-      if (typeof s['minimum'] === 'number') out.push({ kind: 'below range', property: name, apply: (i) => ({ ...i, [name]: (s['minimum'] as number) - 1 }) })
-      if (typeof s['maximum'] === 'number') out.push({ kind: 'above range', property: name, apply: (i) => ({ ...i, [name]: (s['maximum'] as number) + 1 }) })
-      out.push({ kind: 'not an integer', property: name, apply: (i) => ({ ...i, [name]: 1.5 }) })
-    }
-  }
-  out.push({ kind: 'extra property', property: 'extra_thing', apply: (i) => ({ ...i, extra_thing: true }) })
-  return out
-}
 
 describe('input properties (fast-check)', () => {
   for (const t of TOOLS) {

@@ -1,5 +1,5 @@
 import { diffWords } from 'diff'
-import { toolCost } from './render/budget.ts'
+import { toolCost } from '@hands/surface/adapters'
 import { propertiesOf, resultRows, typeText, type Json } from './schema.ts'
 import type { Surface, SurfaceTool } from './surface.ts'
 

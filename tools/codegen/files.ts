@@ -1,4 +1,5 @@
-import { CODE_TOOL, TOOLS } from '@hands/contracts'
+import { CODE_TOOL, TOOLS, type ToolDescriptor } from '@hands/contracts'
+import { API_FORMATS, renderApiTools } from './render/api-tools.ts'
 import { computeBudget, renderBudgetJson, renderBudgetMd } from './render/budget.ts'
 import { renderPromptMd } from './render/prompt-md.ts'
 import { renderPythonStubs, renderTypeScriptStubs } from './render/stubs.ts'
@@ -13,7 +14,8 @@ export interface GeneratedFile {
 }
 
 /** Render every generated file from the contracts. Pure: same contracts, same bytes. */
-export function renderAll(input: GenInput = genInput(TOOLS, CODE_TOOL)): GeneratedFile[] {
+export function renderAll(tools: readonly ToolDescriptor[] = TOOLS, codeTool: string = CODE_TOOL): GeneratedFile[] {
+  const input: GenInput = genInput(tools, codeTool)
   const budget = computeBudget(input.surface, input.prompt)
   return [
     { path: 'generated/surface.json', text: renderSurfaceJson(input.surface) },
@@ -23,5 +25,6 @@ export function renderAll(input: GenInput = genInput(TOOLS, CODE_TOOL)): Generat
     { path: 'generated/stubs/hands.d.ts', text: renderTypeScriptStubs(input.surface) },
     { path: 'generated/budget.json', text: renderBudgetJson(budget) },
     { path: 'generated/budget.md', text: renderBudgetMd(budget) },
+    ...API_FORMATS.map((format) => ({ path: `generated/api/${format}.json`, text: renderApiTools(format, tools) })),
   ]
 }

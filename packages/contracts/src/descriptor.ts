@@ -10,8 +10,8 @@ export interface ProseContext {
 export const DEFAULT_PROSE: ProseContext = { codeTool: CODE_TOOL }
 
 /** A tool contract as written in its file: the description is rendered for a prose context. */
-export interface ToolContract<I extends TObject = TObject, R extends TObject = TObject> {
-  name: ToolName
+export interface ToolContract<I extends TObject = TObject, R extends TObject = TObject, N extends ToolName = ToolName> {
+  name: N
   title: string
   describe: (prose: ProseContext) => string
   input: I
@@ -37,7 +37,7 @@ export interface ToolDescriptor<I extends TObject = TObject, R extends TObject =
 }
 
 /** Identity helper that keeps a contract's literal types. */
-export function defineTool<I extends TObject, R extends TObject>(contract: ToolContract<I, R>): ToolContract<I, R> {
+export function defineTool<I extends TObject, R extends TObject, N extends ToolName>(contract: ToolContract<I, R, N>): ToolContract<I, R, N> {
   return contract
 }
 

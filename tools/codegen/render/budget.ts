@@ -1,26 +1,11 @@
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import type { PromptProse } from '@hands/contracts'
-import type { Surface, SurfaceTool } from '../surface.ts'
+import { TOKEN_ENCODING, textCost, toolCost } from '@hands/surface/adapters'
+import type { Surface } from '../surface.ts'
 import { SOURCE_LINE, finish, htmlHeader } from './header.ts'
-
-export const ENCODING = 'o200k_base'
 
 export interface Cost {
   bytes: number
   tokens: number
-}
-
-/** What the model is sent for one tool: its name, description and input schema, as JSON. */
-export function modelView(t: Pick<SurfaceTool, 'name' | 'description' | 'input_schema'>): string {
-  return JSON.stringify({ name: t.name, description: t.description, input_schema: t.input_schema })
-}
-
-export function costOf(text: string): Cost {
-  return { bytes: Buffer.byteLength(text, 'utf8'), tokens: countTokens(text) }
-}
-
-export function toolCost(t: Pick<SurfaceTool, 'name' | 'description' | 'input_schema'>): Cost {
-  return costOf(modelView(t))
 }
 
 export interface Budget {
@@ -39,14 +24,14 @@ export function computeBudget(surface: Surface, prompt: PromptProse): Budget {
     .join('\n')
   return {
     $comment: SOURCE_LINE,
-    encoding: ENCODING,
+    encoding: TOKEN_ENCODING,
     measures: 'JSON of {name, description, input_schema} per tool; the prompt prose lines and code-tool paragraph',
     tools,
     total: {
       bytes: tools.reduce((a, t) => a + t.bytes, 0),
       tokens: tools.reduce((a, t) => a + t.tokens, 0),
     },
-    prompt: costOf(promptText),
+    prompt: textCost(promptText),
   }
 }
 

@@ -1,0 +1,61 @@
+import { parseArgs } from 'node:util'
+import type { SurfaceOptions } from '../session.ts'
+
+/** Flags shared by every command that opens a session. */
+export const SESSION_FLAGS = {
+  root: { type: 'string', multiple: true },
+  'no-shell': { type: 'boolean' },
+  'run-bound-ms': { type: 'string' },
+  'ring-lines': { type: 'string' },
+  'stop-grace-ms': { type: 'string' },
+  'env-allow': { type: 'string', multiple: true },
+  'code-tool': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+export const SESSION_HELP = `  --root DIR            allowed root (repeatable); the first is the workspace root (default: the directory you run from)
+  --no-shell            switch off the five shell tools
+  --run-bound-ms N      shell_run safety bound per call (default 120000)
+  --ring-lines N        lines kept per background shell (default 10000)
+  --stop-grace-ms N     SIGTERM-to-SIGKILL grace when stopping a tree (default 2000)
+  --env-allow NAME      pass this host environment variable to commands (repeatable)
+  --code-tool NAME      the harness's code tool named in descriptions (default python_execution)
+  -h, --help            this help`
+
+/** A usage error: printed with the command's help, exit code 2. */
+export class UsageError extends Error {}
+
+function positiveInt(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${flag} takes a positive integer, got ${JSON.stringify(value)}`)
+  return Number(value)
+}
+
+/** Parse argv for a command: its own flags plus the session flags. */
+export function parse<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>>(argv: string[], extra: T) {
+  try {
+    return parseArgs({ args: argv, options: { ...SESSION_FLAGS, ...extra }, allowPositionals: true, strict: true })
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+}
+
+/** Session options from parsed session flags. */
+export function sessionOptions(values: Record<string, unknown>): SurfaceOptions {
+  const options: SurfaceOptions = {}
+  // pnpm runs root scripts in the repo root; INIT_CWD is where the user ran the command.
+  const roots = values['root'] as string[] | undefined
+  options.roots = roots?.length ? roots : [process.env['INIT_CWD'] || process.cwd()]
+  if (values['no-shell'] === true) options.toggles = { shell: false }
+  const runBoundMs = positiveInt('run-bound-ms', values['run-bound-ms'] as string | undefined)
+  if (runBoundMs !== undefined) options.runBoundMs = runBoundMs
+  const ringLines = positiveInt('ring-lines', values['ring-lines'] as string | undefined)
+  if (ringLines !== undefined) options.ringLines = ringLines
+  const stopGraceMs = positiveInt('stop-grace-ms', values['stop-grace-ms'] as string | undefined)
+  if (stopGraceMs !== undefined) options.stopGraceMs = stopGraceMs
+  const envAllow = values['env-allow'] as string[] | undefined
+  if (envAllow?.length) options.envAllow = envAllow
+  const codeTool = values['code-tool'] as string | undefined
+  if (codeTool !== undefined) options.codeTool = codeTool
+  return options
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+/**
+ * `hands serve | call | tools` — run from the repo root as `pnpm hands ...` (no build step).
+ * stdout carries results (or MCP protocol for `serve`); diagnostics go to stderr.
+ */
+import { TOKEN_ENCODING, toolCost, toApiTools, API_FORMATS, type ApiFormat } from '../adapters/index.ts'
+import { serveHttp, parseListen } from '../mcp/http.ts'
+import { serveStdio } from '../mcp/stdio.ts'
+import { createSurface } from '../session.ts'
+import { TOOLS, describeTools } from '@hands/contracts'
+import { SESSION_HELP, UsageError, parse, sessionOptions } from './args.ts'
+
+const MAIN_HELP = `usage: hands <command> [options]
+
+commands:
+  serve        serve the tools over MCP (stdio by default, --http HOST:PORT for Streamable HTTP)
+  call         run one tool call and print its result as JSON
+  tools        list the enabled tools with their token cost
+
+Run \`hands <command> --help\` for a command's options.`
+
+const SERVE_HELP = `usage: hands serve [options]
+
+Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go to stderr.
+
+  --http HOST:PORT      serve Streamable HTTP at http://HOST:PORT/mcp (loopback only unless --allow-remote)
+  --allow-remote        allow a non-loopback --http bind
+${SESSION_HELP}`
+
+const CALL_HELP = `usage: hands call TOOL JSON [options]
+
+Run one call against a fresh session and print the result object as JSON. A failure prints the
+error envelope and exits 1. The session closes after the call, so a shell_background started
+here is stopped at once; use \`serve\` for background work.
+${SESSION_HELP}`
+
+const TOOLS_HELP = `usage: hands tools [options]
+
+List the enabled tools with what each costs the model on every request
+(name + description + input schema, ${TOKEN_ENCODING} tokens).
+
+  --format F            text (default), or the tool definitions as JSON: ${API_FORMATS.join(', ')}
+${SESSION_HELP}`
+
+async function serve(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { http: { type: 'string' }, 'allow-remote': { type: 'boolean' } })
+  if (values.help) return help(SERVE_HELP)
+  if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`)
+  const options = sessionOptions(values)
+  if (values.http === undefined) {
+    await serveStdio(options)
+    return -1
+  }
+  const listen = parseListen(values.http)
+  const running = await serveHttp({ ...listen, allowRemote: values['allow-remote'] === true }, options)
+  process.stderr.write(`hands: serving MCP over Streamable HTTP at ${running.url}\n`)
+  const stop = async (why: string) => {
+    process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
+    await running.close()
+    process.exit(0)
+  }
+  process.on('SIGINT', () => void stop('SIGINT'))
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  return -1
+}
+
+async function call(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, {})
+  if (values.help) return help(CALL_HELP)
+  const [tool, json, ...rest] = positionals
+  if (tool === undefined || json === undefined || rest.length > 0) throw new UsageError('call takes exactly TOOL and JSON, e.g. hands call file_exists \'{"paths":["."]}\'')
+  let input: unknown
+  try {
+    input = JSON.parse(json)
+  } catch (e) {
+    throw new UsageError(`JSON is not valid: ${(e as Error).message}`)
+  }
+  const session = createSurface(sessionOptions(values))
+  try {
+    const outcome = await session.call(tool, input)
+    process.stdout.write(`${JSON.stringify(outcome.ok ? outcome.result : outcome.error, null, 2)}\n`)
+    return outcome.ok ? 0 : 1
+  } finally {
+    await session.close()
+  }
+}
+
+function tools(argv: string[]): number {
+  const { values, positionals } = parse(argv, { format: { type: 'string' } })
+  if (values.help) return help(TOOLS_HELP)
+  if (positionals.length > 0) throw new UsageError(`tools takes no arguments, got ${positionals.join(' ')}`)
+  const options = sessionOptions(values)
+  const isShell = options.toggles?.shell ?? true
+  const enabled = describeTools({ codeTool: options.codeTool ?? 'python_execution' }).filter((t) => isShell || t.toggle === null)
+  const format = values.format ?? 'text'
+  if (format !== 'text') {
+    if (!(API_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format takes text or ${API_FORMATS.join(', ')}, got ${format}`)
+    process.stdout.write(`${JSON.stringify(toApiTools(format as ApiFormat, enabled), null, 2)}\n`)
+    return 0
+  }
+  let total = 0
+  for (const t of enabled) {
+    const { tokens } = toolCost({ name: t.name, description: t.description, input_schema: t.input })
+    total += tokens
+    process.stdout.write(`${t.name.padEnd(18)} ${String(tokens).padStart(5)}  ${t.title}\n`)
+  }
+  process.stdout.write(`${'total'.padEnd(18)} ${String(total).padStart(5)}  ${enabled.length} of ${TOOLS.length} tools, ${TOKEN_ENCODING} tokens\n`)
+  return 0
+}
+
+function help(text: string): number {
+  process.stdout.write(`${text}\n`)
+  return 0
+}
+
+const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools }
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return help(MAIN_HELP)
+  const run = COMMANDS[command]
+  if (run === undefined) throw new UsageError(`unknown command ${JSON.stringify(command)}`)
+  return run(rest)
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code
+  },
+  (e: unknown) => {
+    if (e instanceof UsageError) {
+      process.stderr.write(`hands: ${e.message}\nRun \`hands --help\` for usage.\n`)
+      process.exitCode = 2
+    } else {
+      process.stderr.write(`hands: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`)
+      process.exitCode = 1
+    }
+  },
+)

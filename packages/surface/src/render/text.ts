@@ -1,0 +1,91 @@
+import { relative, isAbsolute } from 'node:path'
+import { checkResult, contractOf, isToolName, type ErrorEnvelope, type ToolName, type ToolResult } from '@hands/contracts'
+
+/** Options for rendering: the workspace root, so paths print relative to it. */
+export interface RenderOptions {
+  workspace?: string
+}
+
+type Renderer<R> = (result: R, options: RenderOptions) => string
+
+function where(path: string, options: RenderOptions): string {
+  if (options.workspace === undefined || !isAbsolute(path)) return path
+  const rel = relative(options.workspace, path)
+  if (rel === '') return '.'
+  return rel.startsWith('..') || isAbsolute(rel) ? path : rel
+}
+
+const exitText = (exit: number | null) => (exit === null ? 'no exit' : `exit ${exit}`)
+
+function block(text: string): string[] {
+  if (text === '') return []
+  return text.endsWith('\n') ? [text.slice(0, -1)] : [text, '[no newline at end]']
+}
+
+const shellRun: Renderer<ToolResult<'shell_run'>> = (r, o) => {
+  const head = [exitText(r.exit), `${r.duration_ms} ms`, `cwd ${where(r.cwd, o)}`]
+  if (r.timed_out) head.push('timed out')
+  const lines = [head.join(' · ')]
+  for (const c of r.commands) {
+    const meta = [exitText(c.exit), `${c.duration_ms} ms`, ...(c.timed_out ? ['timed out'] : [])].join(' · ')
+    lines.push(`$ ${c.command}  [${meta}]`, ...block(c.stdout))
+    if (c.stderr !== '') lines.push('[stderr]', ...block(c.stderr))
+    if (c.note !== null) lines.push(`[note] ${c.note}`)
+  }
+  return lines.join('\n')
+}
+
+const shellBackground: Renderer<ToolResult<'shell_background'>> = (r, o) => {
+  const verb = r.is_already_running ? 'already running' : 'started'
+  const lines = [`${verb} ${r.id} · pid ${r.pid} · ${r.status} · cwd ${where(r.cwd, o)}`, ...r.commands.map((c) => `$ ${c}`)]
+  if (r.note !== null) lines.push(`[note] ${r.note}`)
+  return lines.join('\n')
+}
+
+const shellLogs: Renderer<ToolResult<'shell_logs'>> = (r) => {
+  const head = [r.id, r.status, ...(r.exit === null ? [] : [exitText(r.exit)]), `${r.lines.length} line${r.lines.length === 1 ? '' : 's'}`]
+  if (r.dropped_lines > 0) head.push(`${r.dropped_lines} dropped unseen`)
+  return [head.join(' · '), ...r.lines].join('\n')
+}
+
+const shellType: Renderer<ToolResult<'shell_type'>> = (r) =>
+  `typed ${JSON.stringify(r.text)}${r.is_enter ? ' + Enter' : ''} into ${r.id} · ${r.status}`
+
+const shellStop: Renderer<ToolResult<'shell_stop'>> = (r) =>
+  [`${r.id} · ${r.status}${r.exit === null ? '' : ` · ${exitText(r.exit)}`}`, ...(r.note === null ? [] : [`[note] ${r.note}`])].join('\n')
+
+const copy: Renderer<ToolResult<'copy'>> = (r) => `copied ${r.src} → ${r.dest}`
+const move: Renderer<ToolResult<'move'>> = (r) => `moved ${r.src} → ${r.dest}`
+const del: Renderer<ToolResult<'delete'>> = (r) => r.paths.map((p) => `${p.is_deleted ? 'deleted' : 'missing'} ${p.path}`).join('\n')
+const mkdir: Renderer<ToolResult<'create_directory'>> = (r) =>
+  r.paths.map((p) => `${p.is_created ? 'created' : 'exists '} ${p.path}`).join('\n')
+const exists: Renderer<ToolResult<'file_exists'>> = (r) => r.paths.map((p) => `${p.is_exists ? 'exists' : 'absent'} ${p.path}`).join('\n')
+
+const RENDERERS: Record<ToolName, Renderer<never>> = {
+  shell_run: shellRun,
+  shell_background: shellBackground,
+  shell_logs: shellLogs,
+  shell_type: shellType,
+  shell_stop: shellStop,
+  copy,
+  move,
+  delete: del,
+  create_directory: mkdir,
+  file_exists: exists,
+}
+
+/**
+ * The compact text of a result, for transcripts and MCP `content`. An unknown tool, or a result
+ * that does not match today's contract (an older transcript), renders generically as JSON.
+ */
+export function renderResult(tool: string, result: unknown, options: RenderOptions = {}): string {
+  if (isToolName(tool) && checkResult(contractOf(tool), result).ok) {
+    return (RENDERERS[tool] as Renderer<unknown>)(result, options)
+  }
+  return `${tool}: ${JSON.stringify(result)}`
+}
+
+/** `code: message — hint`, the text of a failure. */
+export function renderError(error: Pick<ErrorEnvelope, 'code' | 'message' | 'hint'>): string {
+  return `${error.code}: ${error.message} — ${error.hint}`
+}

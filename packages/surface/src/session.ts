@@ -1,0 +1,198 @@
+import {
+  CONTRACTS,
+  SHELL_TOGGLE,
+  checkInput,
+  describeTool,
+  explainIssues,
+  isToolName,
+  renderPrompt,
+  toErrorEnvelope,
+  type PromptProse,
+  type ToolContract,
+  type ToolDescriptor,
+  type ToolName,
+} from '@hands/contracts'
+import { createFsRuntime, type PathGate } from '@hands/fs-runtime'
+import { createShellRuntime, type ShellResource } from '@hands/shell-runtime'
+import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
+import { failure, type CallOutcome } from './outcome.ts'
+
+/** Host settings for one session. None of them is ever a tool parameter. */
+export interface SurfaceOptions {
+  /** Allowed roots; the first is the workspace root. Default: the current directory. */
+  roots?: string[]
+  /** Host toggles. `shell: false` removes all five shell tools (default on). */
+  toggles?: { shell?: boolean }
+  /** The harness's code tool, named in descriptions and prompt prose (default `python_execution`). */
+  codeTool?: string
+  /** shell_run's safety bound per call, in ms (default 120000). */
+  runBoundMs?: number
+  /** Bytes of head and of tail kept per stream by shell_run (default 16 KiB each). */
+  headBytes?: number
+  tailBytes?: number
+  /** Lines a background shell's ring keeps (default 10,000). */
+  ringLines?: number
+  /** Grace between SIGTERM and SIGKILL when stopping a tree, in ms (default 2000). */
+  stopGraceMs?: number
+  /** Extra environment variable names passed through to commands. */
+  envAllow?: string[]
+  /** Asked before every destructive act; may decline (`not_confirmed`). */
+  confirm?: ConfirmHook
+  /** Path access gates, consulted by every fs tool and every shell `cwd`. */
+  gates?: PathGate[]
+  /** May refuse any call before it runs. */
+  beforeCall?: BeforeCallHook
+  /** Observes every call after it finished. */
+  afterCall?: AfterCallHook
+}
+
+/** One hands session: the enabled tools, a way to call them, and the live shells. */
+export interface Session {
+  /** Descriptors of the enabled tools, in SPEC order. */
+  readonly tools: readonly ToolDescriptor[]
+  /** The prompt prose for exactly the enabled tools. */
+  readonly prompt: PromptProse
+  /** The allowed roots, real paths, workspace root first. */
+  readonly roots: readonly string[]
+  /** Validate, then run one tool. Never rejects for a tool failure. */
+  call<N extends ToolName>(name: N, input: unknown): Promise<CallOutcome<N>>
+  call(name: string, input: unknown): Promise<CallOutcome>
+  /** Background shells of this session, live and exited. Empty when the shell toggle is off. */
+  resources(): ShellResource[]
+  /** Every line a shell's ring retains (oldest first), without counting as a read; null for an unknown id. */
+  retainedLines(id: string): string[] | null
+  /** Called whenever the list of shells changes; returns an unsubscribe function. */
+  onResourcesChanged(listener: () => void): () => void
+  /** Stop every shell and release the session. Idempotent. */
+  close(): Promise<void>
+}
+
+type Runner = (input: Record<string, unknown>) => Promise<unknown>
+
+/** Create a session with its runtimes. */
+export function createSurface(options: SurfaceOptions = {}): Session {
+  const roots = options.roots?.length ? options.roots : [process.cwd()]
+  const isShell = options.toggles?.shell ?? true
+  const prose = { codeTool: options.codeTool ?? 'python_execution' }
+  const enabled = CONTRACTS.filter((c) => c.toggle !== SHELL_TOGGLE || isShell) as readonly ToolContract[]
+  const tools = enabled.map((c) => describeTool(c, prose))
+
+  const fs = createFsRuntime({
+    roots,
+    ...(options.gates ? { gates: options.gates } : {}),
+    ...(options.confirm ? { confirm: options.confirm } : {}),
+  })
+  const shell = isShell
+    ? createShellRuntime({
+        roots,
+        ...(options.gates ? { gates: options.gates } : {}),
+        ...(options.envAllow ? { envAllow: options.envAllow } : {}),
+        ...(options.runBoundMs !== undefined ? { runBoundMs: options.runBoundMs } : {}),
+        ...(options.headBytes !== undefined ? { headBytes: options.headBytes } : {}),
+        ...(options.tailBytes !== undefined ? { tailBytes: options.tailBytes } : {}),
+        ...(options.ringLines !== undefined ? { ringLines: options.ringLines } : {}),
+        ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
+      })
+    : null
+
+  const runners: Partial<Record<ToolName, Runner>> = {
+    copy: (i) => fs.copy(i as never),
+    move: (i) => fs.move(i as never),
+    delete: (i) => fs.delete(i as never),
+    create_directory: (i) => fs.create_directory(i as never),
+    file_exists: (i) => fs.file_exists(i as never),
+  }
+  if (shell !== null) {
+    runners.shell_run = (i) => shell.shell_run(i as never)
+    runners.shell_background = (i) => shell.shell_background(i as never)
+    runners.shell_logs = (i) => shell.shell_logs(i as never)
+    runners.shell_type = (i) => shell.shell_type(i as never)
+    runners.shell_stop = (i) => shell.shell_stop(i as never)
+  }
+
+  let closed: Promise<void> | null = null
+
+  async function call(name: string, input: unknown): Promise<CallOutcome> {
+    if (closed !== null) {
+      return failure(name, {
+        code: 'disabled',
+        message: 'this hands session is closed',
+        hint: 'Open a new session to call tools.',
+        is_preflight: true,
+      })
+    }
+    if (!isToolName(name)) {
+      return failure(name, {
+        code: 'unknown_tool',
+        message: `there is no tool named ${JSON.stringify(name)}`,
+        hint: `Tools here: ${tools.map((t) => t.name).join(', ')}.`,
+        is_preflight: true,
+      })
+    }
+    const contract = enabled.find((c) => c.name === name)
+    const run = runners[name]
+    if (contract === undefined || run === undefined) {
+      return failure(name, {
+        code: 'disabled',
+        message: `${name} is switched off by the host (toggle \`${SHELL_TOGGLE}\`)`,
+        hint: `Tools here: ${tools.map((t) => t.name).join(', ')}.`,
+        is_preflight: true,
+      })
+    }
+    const checked = checkInput(contract, input)
+    if (!checked.ok) {
+      const { message, hint } = explainIssues(checked.issues)
+      return failure(name, { code: 'invalid_input', message: `${name}: ${message}`, hint, is_preflight: true })
+    }
+    const info: CallInfo = { tool: name, input: checked.value as Record<string, unknown>, effect: contract.effect }
+    const started = performance.now()
+    const outcome = await invoke(info, run)
+    if (options.afterCall) {
+      try {
+        await options.afterCall({ ...info, outcome, duration_ms: Math.round(performance.now() - started) })
+      } catch (e) {
+        process.stderr.write(`hands: afterCall hook failed for ${name}: ${String(e)}\n`)
+      }
+    }
+    return outcome
+  }
+
+  async function invoke(info: CallInfo, run: Runner): Promise<CallOutcome> {
+    if (options.beforeCall) {
+      let verdict: void | { refuse: string }
+      try {
+        verdict = await options.beforeCall(info)
+      } catch (e) {
+        verdict = { refuse: e instanceof Error ? e.message : String(e) }
+      }
+      if (verdict && typeof verdict.refuse === 'string') {
+        return failure(info.tool, {
+          code: 'refused',
+          message: `${info.tool} was refused by the host: ${verdict.refuse}`,
+          hint: 'The host policy decides this; a different call may be allowed.',
+          is_preflight: true,
+        })
+      }
+    }
+    try {
+      const result = await run(info.input)
+      return { ok: true, tool: info.tool, result } as CallOutcome
+    } catch (thrown) {
+      return { ok: false, tool: info.tool, error: toErrorEnvelope(info.tool, thrown) }
+    }
+  }
+
+  return {
+    tools,
+    prompt: renderPrompt({ ...prose, isShell }),
+    roots: fs.roots,
+    call: call as Session['call'],
+    resources: () => (shell === null ? [] : shell.resources()),
+    retainedLines: (id) => (shell === null ? null : shell.retainedLines(id)),
+    onResourcesChanged: (listener) => (shell === null ? () => {} : shell.onResourcesChanged(listener)),
+    close: () => {
+      closed ??= shell === null ? Promise.resolve() : shell.close()
+      return closed
+    },
+  }
+}

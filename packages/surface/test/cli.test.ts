@@ -1,0 +1,100 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { REPO } from './helpers/mcp.ts'
+import { tempRoot } from './helpers/tmp.ts'
+
+const cleanups: Array<() => void> = []
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()?.()
+})
+
+function hands(args: string[], cwd = REPO) {
+  const r = spawnSync('pnpm', ['--silent', '--dir', REPO, 'hands', ...args], { cwd, encoding: 'utf8', timeout: 60_000 })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+describe('hands CLI', () => {
+  it('call prints the result object as JSON and exits 0', () => {
+    const root = tempRoot()
+    cleanups.push(root.remove)
+    writeFileSync(join(root.dir, 'a.txt'), 'x')
+    const r = hands(['call', 'file_exists', '{"paths":["a.txt","b.txt"]}', '--root', root.dir])
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual({
+      paths: [
+        { path: 'a.txt', is_exists: true },
+        { path: 'b.txt', is_exists: false },
+      ],
+    })
+  }, 60_000)
+
+  it('call runs shell_run in the root and prints its account', () => {
+    const root = tempRoot()
+    cleanups.push(root.remove)
+    const r = hands(['call', 'shell_run', '{"commands":["pwd","exit 3"]}', '--root', root.dir])
+    expect(r.code).toBe(0)
+    const result = JSON.parse(r.stdout)
+    expect(result.commands[0].stdout).toBe(`${root.dir}\n`)
+    expect(result.exit).toBe(3)
+  }, 60_000)
+
+  it('call prints the error envelope and exits 1 when the tool refuses, changing nothing', () => {
+    const root = tempRoot()
+    cleanups.push(root.remove)
+    const r = hands(['call', 'create_directory', '{"paths":[]}', '--root', root.dir])
+    expect(r.code).toBe(1)
+    expect(JSON.parse(r.stdout)).toMatchObject({ tool: 'create_directory', code: 'invalid_input', is_preflight: true })
+    const outside = hands(['call', 'create_directory', '{"paths":["../escape"]}', '--root', root.dir])
+    expect(JSON.parse(outside.stdout)).toMatchObject({ code: 'outside_roots' })
+    expect(existsSync(join(root.dir, '..', 'escape'))).toBe(false)
+  }, 60_000)
+
+  it('call defaults the root to the directory the command is run from', () => {
+    const root = tempRoot()
+    cleanups.push(root.remove)
+    const r = hands(['call', 'create_directory', '{"paths":["made-here"]}'], root.dir)
+    expect(r.code).toBe(0)
+    expect(existsSync(join(root.dir, 'made-here'))).toBe(true)
+  }, 60_000)
+
+  it('call exits 2 with a usage message for JSON that does not parse', () => {
+    const r = hands(['call', 'file_exists', '{paths'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('JSON is not valid')
+  }, 60_000)
+
+  it('tools lists the enabled tools with their token cost and a total', () => {
+    const r = hands(['tools'])
+    expect(r.code).toBe(0)
+    const lines = r.stdout.trim().split('\n')
+    expect(lines).toHaveLength(11)
+    expect(lines[0]).toMatch(/^shell_run\s+\d+\s+Run shell commands$/)
+    const sum = lines.slice(0, 10).reduce((a, l) => a + Number(/\s(\d+)\s/.exec(l)?.[1]), 0)
+    expect(lines[10]).toMatch(new RegExp(`^total\\s+${sum}\\s+10 of 10 tools`))
+    const off = hands(['tools', '--no-shell'])
+    expect(off.stdout.trim().split('\n')).toHaveLength(6)
+  }, 60_000)
+
+  it('tools --format anthropic prints the API definitions', () => {
+    const r = hands(['tools', '--format', 'anthropic', '--no-shell'])
+    const tools = JSON.parse(r.stdout)
+    expect(tools.map((t: { name: string }) => t.name)).toEqual(['copy', 'move', 'delete', 'create_directory', 'file_exists'])
+    expect(Object.keys(tools[0])).toEqual(['name', 'description', 'input_schema'])
+  }, 60_000)
+
+  it('has --help on every command and rejects an unknown one', () => {
+    for (const cmd of [[], ['serve'], ['call'], ['tools']]) {
+      const r = hands([...cmd, '--help'])
+      expect(r.code, cmd.join(' ')).toBe(0)
+      expect(r.stdout, cmd.join(' ')).toContain('usage: hands')
+    }
+    const bad = hands(['frobnicate'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('unknown command "frobnicate"')
+    const flag = hands(['serve', '--ring-lines', 'many'])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toContain('--ring-lines takes a positive integer')
+  }, 120_000)
+})
