@@ -148,6 +148,22 @@ describe('shell_logs', () => {
     expect(third.dropped_lines).toBe(600)
   })
 
+  it('reads every retained line through retainedLines without counting as a shell_logs read', async () => {
+    const { rt } = makeRuntime({ ringLines: 100 })
+    const b = await rt.shell_background({ commands: ['seq 1 250'] })
+    // Wait on the resource list, not on shell_logs, which would count as reads.
+    await eventually(() => (rt.resources()[0]?.status === 'exited' ? true : undefined))
+    const all = rt.retainedLines(b.id)
+    expect(all).toHaveLength(100)
+    expect(all?.[0]).toBe('151')
+    expect(all?.at(-1)).toBe('250')
+    expect(rt.retainedLines('nope')).toBeNull()
+    // retainedLines returned lines 151–250 but marked none as seen: the 150 evicted before them
+    // are still dropped unseen, and the next read returns from the end as usual.
+    const read = await rt.shell_logs({ id: b.id, n: 1 })
+    expect(read).toMatchObject({ lines: ['250'], dropped_lines: 150 })
+  })
+
   it('never waits', async () => {
     const { rt } = makeRuntime()
     const b = await rt.shell_background({ commands: ['sleep 1000'] })

@@ -63,6 +63,13 @@ export class LineRing {
     return { lines, dropped }
   }
 
+  /** Every retained line, oldest first, without counting as a read (the drop count is unaffected). */
+  peek(): string[] {
+    const lines: string[] = []
+    for (let s = this.#start; s < this.#end; s++) lines.push(this.#buf[s % this.capacity] as string)
+    return lines
+  }
+
   #markReturned(from: number, to: number): void {
     const ranges = this.#returned
     // Every earlier range ends at or before `to`; those starting at or after `from` are inside.

@@ -87,6 +87,14 @@ export class ScreenLines {
     return { lines: out, dropped }
   }
 
+  /** Every retained line plus the unfinished one, without counting as a read. */
+  retained(): string[] {
+    const out = this.#ring.peek().map(renderLine)
+    const partial = this.partial()
+    if (partial !== null) out.push(partial)
+    return out
+  }
+
   #text(text: string): void {
     let start = 0
     for (;;) {

@@ -32,6 +32,8 @@ export interface ShellRuntime {
   shell_stop(input: ShellStopInput): Promise<ShellStopResult>
   /** The session's background shells, live and exited. */
   resources(): ShellResource[]
+  /** Every line a shell retains (oldest first) without counting as a read; null for an unknown id. */
+  retainedLines(id: string): string[] | null
   /** Call `listener` with the new list whenever a shell starts, ends or is dropped; returns the unsubscribe function. */
   onResourcesChanged(listener: (resources: ShellResource[]) => void): () => void
   /** The login environment commands start from, captured once per session. */
@@ -60,6 +62,7 @@ export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
     shell_type: (input) => shellTypeTool(session, input),
     shell_stop: (input) => shellStopTool(session, input),
     resources: () => session.resources(),
+    retainedLines: (id) => session.shells.get(id)?.retained() ?? null,
     onResourcesChanged: (listener) => session.onResourcesChanged(listener),
     loginEnvironment: () => session.loginEnv(),
     refreshLoginEnvironment: () => session.refreshLoginEnv(),

@@ -160,6 +160,11 @@ export class BackgroundShell {
     return this.#lines.read(n)
   }
 
+  /** Every retained line, without counting as a shell_logs read. */
+  retained(): string[] {
+    return this.#lines.retained()
+  }
+
   /** Write keystrokes to the terminal. */
   type(text: string): void {
     this.#pty.write(text)
