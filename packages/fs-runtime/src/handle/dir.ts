@@ -135,11 +135,11 @@ export async function pinDir(real: string, n: Named, preflight: boolean): Promis
 /**
  * Open the child directory `name` of a handle without following a symlink. Rejects with the
  * raw errno error (ENOTDIR when the child is not a directory or is a symlink), for the caller
- * to word.
+ * to word. `isParentVerified` skips re-verifying a path handle the caller has just verified.
  */
-export async function openChild(parent: DirHandle, name: string): Promise<DirHandle> {
+export async function openChild(parent: DirHandle, name: string, isParentVerified = false): Promise<DirHandle> {
   if (!pinning) {
-    await parent.verify({ label: 'path', given: parent.realOf(name) }, false)
+    if (!isParentVerified) await parent.verify({ label: 'path', given: parent.realOf(name) }, false)
     const st = await lstat(parent.at(name))
     if (!st.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, open '${parent.realOf(name)}'`), { code: 'ENOTDIR' })
     return new DirHandle(parent.realOf(name), null)
@@ -165,7 +165,8 @@ export async function makeDirs(anchor: DirHandle, names: readonly string[], n: N
       } catch (cause) {
         if (errno(cause) !== 'EEXIST') throw cause
       }
-      const child = await openChild(dir, name)
+      // Path handles: `dir` was verified just above, so opening its child need not verify it again.
+      const child = await openChild(dir, name, true)
       if (dir !== anchor) await dir.close()
       dir = child
     }

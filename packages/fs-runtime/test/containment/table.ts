@@ -154,7 +154,7 @@ describe(title, () => {
           } finally {
             w.cleanup()
           }
-        })
+        }, 120_000)
       }
       const wantResolve = c.expect === 'inside' ? (c.name === 'symlink cycle' ? 'not_found' : 'inside') : c.expect === 'invalid' ? 'invalid_input' : 'outside_roots'
       it(`resolveInside (shell cwd) → ${wantResolve}`, async () => {
