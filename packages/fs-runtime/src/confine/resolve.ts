@@ -1,5 +1,5 @@
 import { lstatSync, realpathSync, type Stats } from 'node:fs'
-import { lstat, readlink, realpath } from '../util/fsio.ts'
+import { errno, lstat, readlink, realpath } from '../util/fsio.ts'
 import type { ToolError } from '@hands/contracts'
 import { accessDenied, changedUnderfoot, invalidInput, ioError, notADirectory, notFound, nulByte, outsideRoots, type Named } from '../errors/refuse.ts'
 import { consultGates, type PathAccess, type PathGate } from './gate.ts'
@@ -35,10 +35,6 @@ const MAX_LINKS = 40
 const RESTART = Symbol('restart')
 /** Walks started over at most, before the change is reported as an io_error. */
 const MAX_RESTARTS = 3
-
-function errno(cause: unknown): string | undefined {
-  return (cause as NodeJS.ErrnoException | undefined)?.code
-}
 
 function join(dir: string, name: string): string {
   return dir === '/' ? `/${name}` : `${dir}/${name}`

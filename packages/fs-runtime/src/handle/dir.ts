@@ -1,5 +1,5 @@
 import { constants, existsSync } from 'node:fs'
-import { close, lstat, mkdir, open, readlink, realpath, rmdir } from '../util/fsio.ts'
+import { close, errno, lstat, mkdir, open, readlink, realpath, rmdir } from '../util/fsio.ts'
 import { changedUnderfoot, ioError, type Named } from '../errors/refuse.ts'
 
 export const openFd = open
@@ -34,10 +34,6 @@ export function setPinning(on: boolean): void {
 
 function dirFlags(): number {
   return (pinning ? O_PATH : constants.O_RDONLY) | constants.O_DIRECTORY | constants.O_NOFOLLOW
-}
-
-function errno(cause: unknown): string | undefined {
-  return (cause as NodeJS.ErrnoException | undefined)?.code
 }
 
 function join(dir: string, name: string): string {

@@ -1,4 +1,4 @@
-import { mkdir, readlink } from '../util/fsio.ts'
+import { errno, mkdir, readlink } from '../util/fsio.ts'
 import { copy as contract, COPY, ToolError, type CopyInput, type CopyResult } from '@hands/contracts'
 import { requireLinkInside } from '../confine/link.ts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
@@ -21,10 +21,6 @@ import { confirmOrRefuse } from '../runtime/confirm.ts'
 import { treeRun, type Context } from '../runtime/context.ts'
 import { gateOf, gateWrite, kindOfStats, protectedRefusal, tempName } from '../runtime/guard.ts'
 import { checkToolInput } from '../runtime/input.ts'
-
-function errno(cause: unknown): string | undefined {
-  return (cause as NodeJS.ErrnoException | undefined)?.code
-}
 
 function joinReal(dir: string, rel: string): string {
   return rel === '' ? dir : dir === '/' ? `/${rel}` : `${dir}/${rel}`

@@ -1,4 +1,4 @@
-import { lstat, unlink } from '../util/fsio.ts'
+import { errno, lstat, unlink } from '../util/fsio.ts'
 import { deleteTool as contract, DELETE, ToolError, type DeleteInput, type DeleteResult } from '@hands/contracts'
 import { resolvePath, type ParentCache, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
@@ -15,10 +15,6 @@ import { checkToolInput } from '../runtime/input.ts'
 interface Plan {
   r: Resolved | null
   given: string
-}
-
-function errno(cause: unknown): string | undefined {
-  return (cause as NodeJS.ErrnoException | undefined)?.code
 }
 
 async function plan(ctx: Context, given: string, label: string, cache: ParentCache): Promise<Plan> {

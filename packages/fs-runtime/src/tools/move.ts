@@ -1,4 +1,4 @@
-import { link, lstat, mkdir, readlink, rename, rmdir, unlink } from '../util/fsio.ts'
+import { errno, link, lstat, mkdir, readlink, rename, rmdir, unlink } from '../util/fsio.ts'
 import { move as contract, MOVE, ToolError, type MoveInput, type MoveResult } from '@hands/contracts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
@@ -22,10 +22,6 @@ import { confirmOrRefuse } from '../runtime/confirm.ts'
 import { treeRun, type Context } from '../runtime/context.ts'
 import { gateOf, gateWrite, kindOfStats, protectedRefusal, refuseSlashedLink, sameObject, tempName } from '../runtime/guard.ts'
 import { checkToolInput } from '../runtime/input.ts'
-
-function errno(cause: unknown): string | undefined {
-  return (cause as NodeJS.ErrnoException | undefined)?.code
-}
 
 /** Hard links are not possible here (filesystem, permissions or link count), though the rest works. */
 const NO_HARD_LINK = new Set(['EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP', 'EACCES'])

@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync } from 'node:fs'
 import { copyFile, lstat, mkdir, symlink } from '../util/fsio.ts'
 import { fdPath, isPinning, openChild, type DirHandle } from '../handle/dir.ts'
-import { TaskGroup, type Limiter } from '../util/limit.ts'
+import { TaskGroup, failFast, type Limiter } from '../util/limit.ts'
 import type { TreeEntry } from './list.ts'
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, COPYFILE_EXCL, COPYFILE_FICLONE } = constants
@@ -59,15 +59,7 @@ export async function copyLinkTo(text: string, dest: DirHandle, destName: string
  */
 export async function copyEntries(src: DirHandle, dest: DirHandle, entries: readonly TreeEntry[], run: CopyRun): Promise<void> {
   const group = new TaskGroup(run.slots)
-  const guard = (work: () => Promise<void>) => async () => {
-    if (run.failed) return
-    try {
-      await work()
-    } catch (e) {
-      run.failed = true
-      throw e
-    }
-  }
+  const guard = failFast(run)
   try {
     for (const e of entries) {
       if (run.failed) break

@@ -1,11 +1,7 @@
-import { lstat, rename, unlink } from '../util/fsio.ts'
+import { errno, lstat, rename, unlink } from '../util/fsio.ts'
 import type { DirHandle } from '../handle/dir.ts'
 import { tempName } from '../runtime/guard.ts'
 import { removeDirAt, type RemoveRun } from './remove.ts'
-
-function errno(cause: unknown): string | undefined {
-  return (cause as NodeJS.ErrnoException | undefined)?.code
-}
 
 /** Remove whatever is at `name` in `dir` (a directory whole); nothing there is fine. */
 export async function removeAt(dir: DirHandle, name: string, run: RemoveRun): Promise<void> {

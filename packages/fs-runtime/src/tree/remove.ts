@@ -1,17 +1,13 @@
 import type { Dirent } from 'node:fs'
-import { readdirTyped, rmdir, unlink } from '../util/fsio.ts'
+import { errno, readdirTyped, rmdir, unlink } from '../util/fsio.ts'
 import { openChild, type DirHandle } from '../handle/dir.ts'
-import { TaskGroup, type Limiter } from '../util/limit.ts'
+import { TaskGroup, failFast, type Limiter } from '../util/limit.ts'
 
 /** Shared state of one tree removal. */
 export interface RemoveRun {
   files: Limiter
   slots: Limiter
   failed: boolean
-}
-
-function errno(cause: unknown): string | undefined {
-  return (cause as NodeJS.ErrnoException | undefined)?.code
 }
 
 /** Remove the non-directory `name` of `dir`; a directory found there instead is removed whole. */
@@ -70,15 +66,7 @@ export async function removeContents(dir: DirHandle, run: RemoveRun): Promise<vo
     throw cause
   }
   const group = new TaskGroup(run.slots)
-  const guard = (work: () => Promise<void>) => async () => {
-    if (run.failed) return
-    try {
-      await work()
-    } catch (e) {
-      run.failed = true
-      throw e
-    }
-  }
+  const guard = failFast(run)
   try {
     for (const d of dirents) {
       if (run.failed) break

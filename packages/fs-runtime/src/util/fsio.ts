@@ -8,6 +8,11 @@ import type { Dirent, Stats } from 'node:fs'
  * batches of paths. Errors are the callback API's errno errors, unchanged.
  */
 
+/** The errno code of a filesystem error (`ENOENT`, `EXDEV`, ...), or undefined. */
+export function errno(cause: unknown): string | undefined {
+  return (cause as NodeJS.ErrnoException | undefined)?.code
+}
+
 type Done<T> = (error: NodeJS.ErrnoException | null, value: T) => void
 
 function call<T>(start: (done: Done<T>) => void): Promise<T> {
