@@ -1,3 +1,4 @@
+import { SHELL_BACKGROUND } from '@hands/contracts'
 import { refuse } from '../errors.ts'
 import type { Session } from '../runtime/session.ts'
 import type { BackgroundShell } from '../shells/background-shell.ts'
@@ -10,7 +11,7 @@ export function lookupShell(session: Session, id: string): BackgroundShell {
   const live = [...session.shells.values()].filter((s) => s.status === 'running').map((s) => s.id)
   const hint =
     ids.length === 0
-      ? 'No background shells exist in this session; start one with shell_background.'
+      ? `No background shells exist in this session; start one with ${SHELL_BACKGROUND}.`
       : `Live ids: ${live.length === 0 ? 'none' : live.map((x) => `\`${x}\``).join(', ')}` +
         (ids.length > live.length ? `; exited: ${ids.filter((x) => !live.includes(x)).map((x) => `\`${x}\``).join(', ')}.` : '.')
   throw refuse('unknown_id', `No background shell has id \`${id}\`.`, hint)

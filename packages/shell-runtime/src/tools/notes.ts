@@ -1,3 +1,4 @@
+import { SHELL_BACKGROUND } from '@hands/contracts'
 import type { CapturedStream } from '../output/bounded-capture.ts'
 import type { StopReport } from '../tree/stop-tree.ts'
 
@@ -37,7 +38,7 @@ export function leftoverNote(report: StopReport): string {
   return (
     `It left ${plural(report.foundCount, 'process', 'processes')} running when it ended, now stopped` +
     `${report.forced ? ' (SIGKILL after SIGTERM and the grace)' : ''}: ${listed}${more}. ` +
-    'Use shell_background for anything that must keep running.'
+    `Use ${SHELL_BACKGROUND} for anything that must keep running.`
   )
 }
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { shellBackground, type ShellBackgroundInput, type ShellBackgroundResult } from '@hands/contracts'
+import { SHELL_STOP, shellBackground, type ShellBackgroundInput, type ShellBackgroundResult } from '@hands/contracts'
 import { childEnv, TERMINAL } from '../env/child-env.ts'
 import { resolveCwd } from '../cwd/resolve-cwd.ts'
 import { refuse } from '../errors.ts'
@@ -42,7 +42,7 @@ export async function shellBackgroundTool(session: Session, raw: ShellBackground
     if (live !== undefined && live.status === 'running') {
       const note = sameScript(live, commands, cwd)
         ? null
-        : `Shell \`${id}\` is already running a different script (in ${live.cwd}); it was left as it is. Stop it with shell_stop first to start this one under that id.`
+        : `Shell \`${id}\` is already running a different script (in ${live.cwd}); it was left as it is. Stop it with ${SHELL_STOP} first to start this one under that id.`
       return describe(live, note, true)
     }
   } else {

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { shellRun, type ShellRunInput, type ShellRunResult } from '@hands/contracts'
+import { SHELL_LOGS, SHELL_BACKGROUND, shellRun, type ShellRunInput, type ShellRunResult } from '@hands/contracts'
 import { childEnv, NON_INTERACTIVE } from '../env/child-env.ts'
 import { resolveCwd } from '../cwd/resolve-cwd.ts'
 import { refuse } from '../errors.ts'
@@ -10,6 +10,9 @@ import { checkToolInput } from './check-input.ts'
 import { joinNotes, leftoverNote, streamNote, survivorNote } from './notes.ts'
 
 type CommandResult = ShellRunResult['commands'][number]
+
+/** Where a note sends work that outlives the bound. */
+const LONG_WORK = `Run long work with ${SHELL_BACKGROUND} and read it with ${SHELL_LOGS}.`
 
 function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`
@@ -51,8 +54,8 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
         closedAt !== null
           ? 'Not started: the host closed the shell session.'
           : stoppedBy !== null && stoppedBy.index >= 0
-            ? `Not started: the host's ${seconds(options.runBoundMs)} bound stopped command ${stoppedBy.index + 1} (\`${snippet(stoppedBy.command)}\`) first. Run long work with shell_background and read it with shell_logs.`
-            : `Not started: the host's ${seconds(options.runBoundMs)} bound for this call had passed. Run long work with shell_background and read it with shell_logs.`
+            ? `Not started: the host's ${seconds(options.runBoundMs)} bound stopped command ${stoppedBy.index + 1} (\`${snippet(stoppedBy.command)}\`) first. ${LONG_WORK}`
+            : `Not started: the host's ${seconds(options.runBoundMs)} bound for this call had passed. ${LONG_WORK}`
       results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
       continue
     }
@@ -91,7 +94,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
       stoppedBy = { index, command }
       notes.push(
         `Stopped with its whole process tree when the host's ${seconds(options.runBoundMs)} bound for this call ran out. ` +
-          'Run long work with shell_background and read it with shell_logs.',
+          LONG_WORK,
       )
     } else if (run.aborted) {
       notes.push(`Stopped with its whole process tree because the host closed the shell session (exit ${exit}).`)

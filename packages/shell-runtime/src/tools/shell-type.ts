@@ -1,4 +1,4 @@
-import { shellType, type ShellTypeInput, type ShellTypeResult } from '@hands/contracts'
+import { SHELL_LOGS, SHELL_BACKGROUND, shellType, type ShellTypeInput, type ShellTypeResult } from '@hands/contracts'
 import { refuse } from '../errors.ts'
 import type { Session } from '../runtime/session.ts'
 import { checkToolInput } from './check-input.ts'
@@ -13,7 +13,7 @@ export async function shellTypeTool(session: Session, raw: ShellTypeInput): Prom
     throw refuse(
       'not_running',
       `Shell \`${shell.id}\` has ${shell.status === 'stopped' ? 'been stopped' : `exited with ${shell.exit}`}, so it takes no input.`,
-      'Read what it printed with shell_logs, or start it again with shell_background.',
+      `Read what it printed with ${SHELL_LOGS}, or start it again with ${SHELL_BACKGROUND}.`,
     )
   }
   const isEnter = input.is_enter ?? true
