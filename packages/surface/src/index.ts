@@ -1,4 +1,4 @@
-export { createSurface, type Session, type SurfaceOptions } from './session.ts'
+export { createSurface, enabledContracts, enabledTools, type Session, type SurfaceOptions } from './session.ts'
 export { failure, type CallOutcome } from './outcome.ts'
 export type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook, ConfirmRequest } from './hooks.ts'
 export type { PathAccess, PathGate } from '@hands/fs-runtime'

@@ -1,4 +1,5 @@
 import {
+  CODE_TOOL,
   CONTRACTS,
   SHELL_TOGGLE,
   checkInput,
@@ -69,13 +70,24 @@ export interface Session {
 
 type Runner = (input: Record<string, unknown>) => Promise<unknown>
 
+/** The contracts a host's toggles leave enabled, in SPEC order. */
+export function enabledContracts(options: Pick<SurfaceOptions, 'toggles'> = {}): readonly ToolContract[] {
+  const isShell = options.toggles?.shell ?? true
+  return CONTRACTS.filter((c) => c.toggle !== SHELL_TOGGLE || isShell) as readonly ToolContract[]
+}
+
+/** Descriptors of the enabled tools with prose for the host's code tool, without starting any runtime. */
+export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool'> = {}): ToolDescriptor[] {
+  const prose = { codeTool: options.codeTool ?? CODE_TOOL }
+  return enabledContracts(options).map((c) => describeTool(c, prose))
+}
+
 /** Create a session with its runtimes. */
 export function createSurface(options: SurfaceOptions = {}): Session {
   const roots = options.roots?.length ? options.roots : [process.cwd()]
   const isShell = options.toggles?.shell ?? true
-  const prose = { codeTool: options.codeTool ?? 'python_execution' }
-  const enabled = CONTRACTS.filter((c) => c.toggle !== SHELL_TOGGLE || isShell) as readonly ToolContract[]
-  const tools = enabled.map((c) => describeTool(c, prose))
+  const enabled = enabledContracts(options)
+  const tools = enabledTools(options)
 
   const fs = createFsRuntime({
     roots,
@@ -184,7 +196,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
 
   return {
     tools,
-    prompt: renderPrompt({ ...prose, isShell }),
+    prompt: renderPrompt({ codeTool: options.codeTool ?? CODE_TOOL, isShell }),
     roots: fs.roots,
     call: call as Session['call'],
     resources: () => (shell === null ? [] : shell.resources()),

@@ -6,8 +6,8 @@
 import { TOKEN_ENCODING, toolCost, toApiTools, API_FORMATS, type ApiFormat } from '../adapters/index.ts'
 import { serveHttp, parseListen } from '../mcp/http.ts'
 import { serveStdio } from '../mcp/stdio.ts'
-import { createSurface } from '../session.ts'
-import { TOOLS, describeTools } from '@hands/contracts'
+import { createSurface, enabledTools } from '../session.ts'
+import { TOOLS } from '@hands/contracts'
 import { SESSION_HELP, UsageError, parse, sessionOptions } from './args.ts'
 
 const MAIN_HELP = `usage: hands <command> [options]
@@ -90,8 +90,7 @@ function tools(argv: string[]): number {
   if (values.help) return help(TOOLS_HELP)
   if (positionals.length > 0) throw new UsageError(`tools takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
-  const isShell = options.toggles?.shell ?? true
-  const enabled = describeTools({ codeTool: options.codeTool ?? 'python_execution' }).filter((t) => isShell || t.toggle === null)
+  const enabled = enabledTools(options)
   const format = values.format ?? 'text'
   if (format !== 'text') {
     if (!(API_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format takes text or ${API_FORMATS.join(', ')}, got ${format}`)
