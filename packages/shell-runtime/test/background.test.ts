@@ -1,25 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { checkResult, shellBackground, shellLogs, shellStop, shellType, ToolError } from '@hands/contracts'
+import { shellBackground, shellLogs, shellStop, shellType } from '@hands/contracts'
 import { describe, expect, it } from 'vitest'
-import { alive, eventually, FIXTURES, logsUntil, makeRuntime } from './helpers.ts'
+import { alive, eventually, FIXTURES, logsUntil, makeRuntime, rejection, valid } from './helpers.ts'
 
-function valid<T>(contract: Parameters<typeof checkResult>[0], value: T): T {
-  const outcome = checkResult(contract, value)
-  if (!outcome.ok) throw new Error(`result breaks the contract: ${JSON.stringify(outcome.issues)}`)
-  return value
-}
-
-async function rejection(p: Promise<unknown>): Promise<ToolError> {
-  try {
-    await p
-  } catch (err) {
-    if (err instanceof ToolError) return err
-    throw err
-  }
-  throw new Error('expected a ToolError')
-}
 
 async function exited(rt: ReturnType<typeof makeRuntime>['rt'], id: string) {
   return eventually(async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { checkResult, ToolError } from '@hands/contracts'
 import { afterEach } from 'vitest'
 import { createShellRuntime, type ShellRuntime, type ShellRuntimeOptions } from '../src/index.ts'
 
@@ -103,4 +104,22 @@ export async function logsUntil(rt: ShellRuntime, id: string, pred: (lines: stri
     const { lines } = await rt.shell_logs({ id, n: 2000 })
     return pred(lines) ? lines : undefined
   }, ms, `logs of ${id}`)
+}
+
+/** `value`, after checking it against the contract's result schema (throws naming the issues). */
+export function valid<T>(contract: Parameters<typeof checkResult>[0], value: T): T {
+  const outcome = checkResult(contract, value)
+  if (!outcome.ok) throw new Error(`result breaks the contract: ${JSON.stringify(outcome.issues)}`)
+  return value
+}
+
+/** The ToolError a promise rejects with (fails when it resolves or rejects with anything else). */
+export async function rejection(p: Promise<unknown>): Promise<ToolError> {
+  try {
+    await p
+  } catch (err) {
+    if (err instanceof ToolError) return err
+    throw err
+  }
+  throw new Error('expected a ToolError')
 }

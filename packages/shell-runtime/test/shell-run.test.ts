@@ -1,29 +1,15 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { checkResult, shellRun, ToolError } from '@hands/contracts'
+import { shellRun } from '@hands/contracts'
 import { describe, expect, it } from 'vitest'
-import { alive, eventually, FIXTURES, makeRuntime } from './helpers.ts'
+import { alive, eventually, FIXTURES, makeRuntime, rejection, valid } from './helpers.ts'
 
-function valid<T>(value: T): T {
-  const outcome = checkResult(shellRun, value)
-  if (!outcome.ok) throw new Error(`result breaks the contract: ${JSON.stringify(outcome.issues)}`)
-  return value
-}
-
-async function rejection(p: Promise<unknown>): Promise<ToolError> {
-  try {
-    await p
-  } catch (err) {
-    if (err instanceof ToolError) return err
-    throw err
-  }
-  throw new Error('expected a ToolError')
-}
+const validRun = <T>(value: T): T => valid(shellRun, value)
 
 describe('shell_run', () => {
   it('runs every command in order, each with its own exit, stdout and stderr', async () => {
     const { rt, root } = makeRuntime()
-    const r = valid(await rt.shell_run({ commands: ['echo one; echo two >&2', 'exit 3', 'echo three > f.txt; cat f.txt', 'false'] }))
+    const r = validRun(await rt.shell_run({ commands: ['echo one; echo two >&2', 'exit 3', 'echo three > f.txt; cat f.txt', 'false'] }))
     expect(r.cwd).toBe(root)
     expect(r.commands.map((c) => c.command)).toEqual(['echo one; echo two >&2', 'exit 3', 'echo three > f.txt; cat f.txt', 'false'])
     expect(r.commands.map((c) => c.exit)).toEqual([0, 3, 0, 1])
@@ -35,14 +21,14 @@ describe('shell_run', () => {
 
   it('reports a top-level exit of 0 when every command succeeds', async () => {
     const { rt } = makeRuntime()
-    const r = valid(await rt.shell_run({ commands: ['true', 'echo ok'] }))
+    const r = validRun(await rt.shell_run({ commands: ['true', 'echo ok'] }))
     expect(r.exit).toBe(0)
   })
 
   it('gives commands /dev/null as stdin, so read -p fails fast instead of hanging', async () => {
     const { rt } = makeRuntime()
     const started = Date.now()
-    const r = valid(await rt.shell_run({ commands: ['read -p "Password: " pw; echo "read exited $?"', 'cat; echo "cat exited $?"'] }))
+    const r = validRun(await rt.shell_run({ commands: ['read -p "Password: " pw; echo "read exited $?"', 'cat; echo "cat exited $?"'] }))
     expect(r.commands[0]?.stdout).toBe('read exited 1\n')
     expect(r.commands[1]?.stdout).toBe('cat exited 0\n')
     expect(Date.now() - started).toBeLessThan(20_000)
@@ -50,26 +36,26 @@ describe('shell_run', () => {
 
   it('runs without a controlling terminal, so a prompt on /dev/tty fails fast', async () => {
     const { rt } = makeRuntime()
-    const r = valid(await rt.shell_run({ commands: ['echo hi > /dev/tty'] }))
+    const r = validRun(await rt.shell_run({ commands: ['echo hi > /dev/tty'] }))
     expect(r.commands[0]?.exit).not.toBe(0)
   })
 
   it('sets the non-interactive environment: TERM=dumb, pagers cat, git prompts off, NO_COLOR', async () => {
     const { rt } = makeRuntime()
-    const r = valid(await rt.shell_run({ commands: ['echo "$TERM|$PAGER|$GIT_PAGER|$GIT_TERMINAL_PROMPT|$GIT_EDITOR|$NO_COLOR"'] }))
+    const r = validRun(await rt.shell_run({ commands: ['echo "$TERM|$PAGER|$GIT_PAGER|$GIT_TERMINAL_PROMPT|$GIT_EDITOR|$NO_COLOR"'] }))
     expect(r.commands[0]?.stdout).toBe('dumb|cat|cat|0|true|1\n')
   })
 
   it('leaves no trace of its own machinery in the command environment', async () => {
     const { rt } = makeRuntime()
-    const r = valid(await rt.shell_run({ commands: ['echo "[${BASH_ENV-}][${HANDS_CGROUP_PROCS-}][${HANDS_PIPESTATUS-}][$0][$#]"; bash -c \'echo "child [${BASH_ENV-}]"\''] }))
+    const r = validRun(await rt.shell_run({ commands: ['echo "[${BASH_ENV-}][${HANDS_CGROUP_PROCS-}][${HANDS_PIPESTATUS-}][$0][$#]"; bash -c \'echo "child [${BASH_ENV-}]"\''] }))
     expect(r.commands[0]?.stdout).toBe('[][][][bash][0]\nchild []\n')
   })
 
   it('returns promptly when a command leaves `sleep 1000 &` behind, and kills it with the tree', async () => {
     const { rt } = makeRuntime()
     const started = Date.now()
-    const r = valid(await rt.shell_run({ commands: ['sleep 1000 & echo "pid $!"', 'echo next'] }))
+    const r = validRun(await rt.shell_run({ commands: ['sleep 1000 & echo "pid $!"', 'echo next'] }))
     expect(Date.now() - started).toBeLessThan(20_000)
     const pid = Number(r.commands[0]?.stdout.trim().split(' ')[1])
     expect(alive(pid)).toBe(false)
@@ -81,7 +67,7 @@ describe('shell_run', () => {
 
   it('kills a setsid daemon a command started, even while it holds the output pipe', async () => {
     const { rt } = makeRuntime()
-    const r = valid(await rt.shell_run({ commands: [`bash ${FIXTURES}/setsid-grandchild.sh & until [ -e parent.ready ]; do sleep 0.1; done; echo done`] }))
+    const r = validRun(await rt.shell_run({ commands: [`bash ${FIXTURES}/setsid-grandchild.sh & until [ -e parent.ready ]; do sleep 0.1; done; echo done`] }))
     const grandchild = Number(/grandchild (\d+)/.exec(r.commands[0]?.stdout ?? '')?.[1])
     expect(grandchild).toBeGreaterThan(0)
     expect(alive(grandchild)).toBe(false)
@@ -91,7 +77,7 @@ describe('shell_run', () => {
 
   it('kills every kind of leftover descendant: setsid, nohup, double fork, SIGTERM ignorers', async () => {
     const { rt } = makeRuntime({ stopGraceMs: 300 })
-    const r = valid(await rt.shell_run({ commands: [`bash ${FIXTURES}/tree.sh > tree.out & until grep -q "tree ready" tree.out; do sleep 0.1; done; cat tree.out`] }))
+    const r = validRun(await rt.shell_run({ commands: [`bash ${FIXTURES}/tree.sh > tree.out & until grep -q "tree ready" tree.out; do sleep 0.1; done; cat tree.out`] }))
     const pids = [...(r.commands[0]?.stdout ?? '').matchAll(/pid (\d+)/g)].map((m) => Number(m[1]))
     expect(pids.length).toBeGreaterThanOrEqual(5)
     for (const p of pids) expect(alive(p)).toBe(false)
@@ -100,7 +86,7 @@ describe('shell_run', () => {
 
   it('reports a death by signal as 128+N and names the signal', async () => {
     const { rt } = makeRuntime()
-    const r = valid(await rt.shell_run({ commands: ['kill -TERM $$', 'kill -KILL $$', 'sh -c \'kill -SEGV $$\''] }))
+    const r = validRun(await rt.shell_run({ commands: ['kill -TERM $$', 'kill -KILL $$', 'sh -c \'kill -SEGV $$\''] }))
     expect(r.commands[0]?.exit).toBe(143)
     expect(r.commands[0]?.note).toContain('SIGTERM')
     expect(r.commands[1]?.exit).toBe(137)
@@ -112,7 +98,7 @@ describe('shell_run', () => {
 
   it('names the failing stage when the last pipeline hid a failure behind exit 0', async () => {
     const { rt } = makeRuntime()
-    const r = valid(await rt.shell_run({ commands: ['(echo building; exit 2) | tee build.log', 'true | true', 'false | true; exit 0', 'echo a | false'] }))
+    const r = validRun(await rt.shell_run({ commands: ['(echo building; exit 2) | tee build.log', 'true | true', 'false | true; exit 0', 'echo a | false'] }))
     expect(r.commands[0]?.exit).toBe(0)
     expect(r.commands[0]?.note).toContain('stage 1 exited 2')
     expect(r.commands[0]?.note).toContain('PIPESTATUS 2 0')
@@ -124,7 +110,7 @@ describe('shell_run', () => {
 
   it('at the bound, kills the running command with its tree, marks timed_out and starts nothing after it', async () => {
     const { rt } = makeRuntime({ runBoundMs: 1500, stopGraceMs: 300 })
-    const r = valid(await rt.shell_run({ commands: ['echo first', 'setsid sleep 1000 & echo "pid $!"; trap "" TERM; sleep 1000', 'echo never'] }))
+    const r = validRun(await rt.shell_run({ commands: ['echo first', 'setsid sleep 1000 & echo "pid $!"; trap "" TERM; sleep 1000', 'echo never'] }))
     expect(r.timed_out).toBe(true)
     expect(r.exit).toBeNull()
     expect(r.commands[0]).toMatchObject({ exit: 0, timed_out: false })
@@ -139,7 +125,7 @@ describe('shell_run', () => {
 
   it('keeps the first non-zero exit at the top level even when a later command hits the bound', async () => {
     const { rt } = makeRuntime({ runBoundMs: 1000, stopGraceMs: 100 })
-    const r = valid(await rt.shell_run({ commands: ['exit 4', 'sleep 1000'] }))
+    const r = validRun(await rt.shell_run({ commands: ['exit 4', 'sleep 1000'] }))
     expect(r.exit).toBe(4)
     expect(r.timed_out).toBe(true)
   })
@@ -147,7 +133,7 @@ describe('shell_run', () => {
   it('runs in cwd when given, relative to the workspace root', async () => {
     const { rt, root } = makeRuntime()
     mkdirSync(join(root, 'sub'))
-    const r = valid(await rt.shell_run({ commands: ['pwd'], cwd: 'sub' }))
+    const r = validRun(await rt.shell_run({ commands: ['pwd'], cwd: 'sub' }))
     expect(r.cwd).toBe(join(root, 'sub'))
     expect(r.commands[0]?.stdout).toBe(`${join(root, 'sub')}\n`)
   })
@@ -191,7 +177,7 @@ describe('shell_run', () => {
     const run = rt.shell_run({ commands: ['touch started; sleep 1000', 'echo after'] })
     await eventually(() => (existsSync(join(root, 'started')) ? true : undefined))
     await rt.close()
-    const r = valid(await run)
+    const r = validRun(await run)
     expect(r.commands[0]?.exit).toBe(143)
     expect(r.commands[1]?.note).toContain('closed')
   })

@@ -176,6 +176,23 @@ export async function makeDirs(anchor: DirHandle, names: readonly string[], n: N
 }
 
 /**
+ * Pin the existing ancestor of a destination and create its missing parents: the handle of the
+ * directory the destination goes into, and the real paths created on the way (for rollback).
+ */
+export async function openDestParent(dest: Named & { anchor: string; missing: readonly string[] }): Promise<{ dir: DirHandle; created: string[] }> {
+  const anchor = await pinDir(dest.anchor, dest, true)
+  let made
+  try {
+    made = await makeDirs(anchor, dest.missing, dest)
+  } catch (cause) {
+    await anchor.close()
+    throw cause
+  }
+  if (made.dir !== anchor) await anchor.close()
+  return made
+}
+
+/**
  * Remove directories this call created (deepest first), each through a freshly pinned parent,
  * and only while empty. Best effort: anything that fails is left in place.
  */

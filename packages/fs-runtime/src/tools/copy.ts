@@ -13,7 +13,7 @@ import {
   notFound,
   samePath,
 } from '../errors/refuse.ts'
-import { makeDirs, openChild, pinDir, removeCreatedDirs, type DirHandle } from '../handle/dir.ts'
+import { openChild, openDestParent, pinDir, removeCreatedDirs, type DirHandle } from '../handle/dir.ts'
 import { copyEntries, copyFileBetween, copyLinkTo, type CopyRun } from '../tree/copy.ts'
 import { firstOther, linksOf, listTree, type TreeEntry } from '../tree/list.ts'
 import { removeAt, replaceEntry } from '../tree/place.ts'
@@ -114,15 +114,7 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
     if (dest.stats !== null) await confirmOrRefuse(ctx, { tool: COPY, action: 'overwrite', paths: [dest.real] }, [destGiven])
 
     // Act: everything below changes the filesystem.
-    const anchor = await pinDir(dest.anchor, dest, true)
-    let made
-    try {
-      made = await makeDirs(anchor, dest.missing, dest)
-    } catch (cause) {
-      await anchor.close()
-      throw cause
-    }
-    if (made.dir !== anchor) await anchor.close()
+    const made = await openDestParent(dest)
     destParent = made.dir
     createdParents.push(...made.created)
     const target = dest.stats !== null ? tempName(dest.name, 'copy') : dest.name

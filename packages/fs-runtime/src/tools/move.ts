@@ -13,7 +13,7 @@ import {
   notFound,
   samePath,
 } from '../errors/refuse.ts'
-import { makeDirs, openChild, pinDir, removeCreatedDirs, type DirHandle } from '../handle/dir.ts'
+import { openChild, openDestParent, pinDir, removeCreatedDirs, type DirHandle } from '../handle/dir.ts'
 import { copyEntries, copyFileBetween, copyLinkTo } from '../tree/copy.ts'
 import { firstOther, listTree } from '../tree/list.ts'
 import { removeAt, replaceEntry } from '../tree/place.ts'
@@ -186,15 +186,7 @@ export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResu
   try {
     const now = await lstat(srcParent.at(src.name)).catch(() => null)
     if (now === null || !sameObject(now, src.stats)) throw changedUnderfoot(src, `${src.real} was removed or replaced`, true)
-    const anchor = await pinDir(dest.anchor, dest, true)
-    let made
-    try {
-      made = await makeDirs(anchor, dest.missing, dest)
-    } catch (cause) {
-      await anchor.close()
-      throw cause
-    }
-    if (made.dir !== anchor) await anchor.close()
+    const made = await openDestParent(dest)
     destParent = made.dir
     createdParents.push(...made.created)
     const m: Move = { src, dest, kind, srcParent, destParent }
