@@ -59,6 +59,7 @@ export {
 } from './registry.ts'
 export { renderPrompt, type PromptOptions, type PromptProse } from './prompt.ts'
 export {
+  assertInput,
   checkInput,
   checkResult,
   checkSchema,

@@ -1,6 +1,7 @@
-import type { TSchema } from 'typebox'
+import type { Static, TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import type { ToolContract } from './descriptor.ts'
+import { ToolError } from './errors.ts'
 
 /** One reason an input was rejected. */
 export interface InputIssue {
@@ -149,4 +150,16 @@ export function explainIssues(issues: readonly InputIssue[]): { message: string;
     message: issues.map((i) => i.message).join('; '),
     hint: issues.map((i) => (i.property === '' ? `input: ${i.allowed}` : `\`${i.property}\`: ${i.allowed}`)).join('; '),
   }
+}
+
+/**
+ * The input, when it matches the contract; otherwise throw the `invalid_input` ToolError
+ * (preflight) naming each bad property and what is allowed. Runtimes call this as defence for
+ * direct library callers; the surface has already validated.
+ */
+export function assertInput<I extends TSchema>(contract: { input: I }, value: unknown): Static<I> {
+  const outcome = checkSchema(contract.input, value)
+  if (outcome.ok) return outcome.value as Static<I>
+  const { message, hint } = explainIssues(outcome.issues)
+  throw new ToolError({ code: 'invalid_input', message, hint, is_preflight: true })
 }

@@ -38,14 +38,7 @@ export function jobProcesses(prefix = SESSION): number[] {
 }
 
 /** True while `pid` is a live (non-zombie) process. */
-export function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    return stat[stat.lastIndexOf(')') + 2] !== 'Z'
-  } catch {
-    return false
-  }
-}
+export { isAlive as alive } from '../src/tree/proc.ts'
 
 /** Poll `check` until it returns a non-undefined value, or throw after `ms` (generous: the machine is shared). */
 export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, ms = 20_000, what = 'condition'): Promise<T> {

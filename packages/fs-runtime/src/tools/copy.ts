@@ -1,5 +1,5 @@
 import { errno, mkdir, readlink } from '../util/fsio.ts'
-import { copy as contract, COPY, ToolError, type CopyInput, type CopyResult } from '@hands/contracts'
+import { assertInput, copy as contract, COPY, ToolError, type CopyInput, type CopyResult } from '@hands/contracts'
 import { requireLinkInside } from '../confine/link.ts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
@@ -20,7 +20,6 @@ import { removeAt, replaceEntry } from '../tree/place.ts'
 import { confirmOrRefuse } from '../runtime/confirm.ts'
 import { treeRun, type Context } from '../runtime/context.ts'
 import { gateOf, gateWrite, kindOfStats, protectedRefusal, tempName } from '../runtime/guard.ts'
-import { checkToolInput } from '../runtime/input.ts'
 
 function joinReal(dir: string, rel: string): string {
   return rel === '' ? dir : dir === '/' ? `/${rel}` : `${dir}/${rel}`
@@ -86,7 +85,7 @@ async function checkSource(ctx: Context, given: string, destParent: string): Pro
  * the copy is complete.
  */
 export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResult> {
-  const { src: srcGiven, dest: destGiven, is_overwrite } = checkToolInput<CopyInput>(contract, input)
+  const { src: srcGiven, dest: destGiven, is_overwrite } = assertInput(contract, input)
   const isOverwrite = is_overwrite === true
   const dest = await resolvePath(ctx.roots, destGiven, { final: 'nofollow', label: 'dest' })
   const src = await checkSource(ctx, srcGiven, dest.parent)

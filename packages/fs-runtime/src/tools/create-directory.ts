@@ -1,10 +1,9 @@
-import { createDirectory as contract, CREATE_DIRECTORY, type CreateDirectoryInput, type CreateDirectoryResult } from '@hands/contracts'
+import { assertInput, createDirectory as contract, CREATE_DIRECTORY, type CreateDirectoryInput, type CreateDirectoryResult } from '@hands/contracts'
 import { resolvePath, type ParentCache, type Resolved } from '../confine/resolve.ts'
 import { afterChanges, notADirectory } from '../errors/refuse.ts'
 import { makeDirs, pinDir } from '../handle/dir.ts'
 import type { Context } from '../runtime/context.ts'
 import { gateWrite } from '../runtime/guard.ts'
-import { checkToolInput } from '../runtime/input.ts'
 
 /** Resolve one path for creation: a final symlink must lead to a directory (or refuse). */
 async function plan(ctx: Context, given: string, label: string, cache: ParentCache): Promise<Resolved> {
@@ -25,7 +24,7 @@ async function plan(ctx: Context, given: string, label: string, cache: ParentCac
  * gives is_created false; anything else already there is refused with not_a_directory.
  */
 export async function createDirectory(ctx: Context, input: CreateDirectoryInput): Promise<CreateDirectoryResult> {
-  const { paths } = checkToolInput<CreateDirectoryInput>(contract, input)
+  const { paths } = assertInput(contract, input)
   const cache: ParentCache = new Map()
   const plans: Resolved[] = []
   for (const [i, given] of paths.entries()) plans.push(await plan(ctx, given, `paths[${i}]`, cache))

@@ -1,5 +1,5 @@
 import { errno, lstat, unlink } from '../util/fsio.ts'
-import { deleteTool as contract, DELETE, ToolError, type DeleteInput, type DeleteResult } from '@hands/contracts'
+import { assertInput, deleteTool as contract, DELETE, ToolError, type DeleteInput, type DeleteResult } from '@hands/contracts'
 import { resolvePath, type ParentCache, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
 import { afterChanges, changedUnderfoot, ioError } from '../errors/refuse.ts'
@@ -9,7 +9,6 @@ import { removeDirAt } from '../tree/remove.ts'
 import { confirmOrRefuse } from '../runtime/confirm.ts'
 import { treeRun, type Context } from '../runtime/context.ts'
 import { gateOf, protectedRefusal, refuseSlashedLink, sameObject } from '../runtime/guard.ts'
-import { checkToolInput } from '../runtime/input.ts'
 
 /** A checked path: `r.stats` null means nothing (visible) is there to delete. */
 interface Plan {
@@ -77,7 +76,7 @@ async function removeOne(r: Resolved, preflight: boolean): Promise<boolean> {
  * one, is refused with protected_path.
  */
 export async function deletePaths(ctx: Context, input: DeleteInput): Promise<DeleteResult> {
-  const { paths } = checkToolInput<DeleteInput>(contract, input)
+  const { paths } = assertInput(contract, input)
   const cache: ParentCache = new Map()
   const plans: Plan[] = []
   for (const [i, given] of paths.entries()) plans.push(await plan(ctx, given, `paths[${i}]`, cache))

@@ -1,8 +1,7 @@
-import { fileExists as contract, FILE_EXISTS, ToolError, type FileExistsInput, type FileExistsResult } from '@hands/contracts'
+import { assertInput, fileExists as contract, FILE_EXISTS, ToolError, type FileExistsInput, type FileExistsResult } from '@hands/contracts'
 import { resolveNamedSync, resolvePath, type ParentCache, type SyncParentCache } from '../confine/resolve.ts'
 import type { Context } from '../runtime/context.ts'
 import { gateOf } from '../runtime/guard.ts'
-import { checkToolInput } from '../runtime/input.ts'
 
 async function existsOne(ctx: Context, given: string, label: string, cache: ParentCache): Promise<boolean> {
   let r
@@ -32,7 +31,7 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
  * the event loop between them; anything unusual takes the exact asynchronous walk.
  */
 export async function fileExists(ctx: Context, input: FileExistsInput): Promise<FileExistsResult> {
-  const { paths } = checkToolInput<FileExistsInput>(contract, input)
+  const { paths } = assertInput(contract, input)
   const answers: Array<boolean | Promise<boolean>> = []
   const syncCache: SyncParentCache = new Map()
   const cache: ParentCache = new Map()

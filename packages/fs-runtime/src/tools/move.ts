@@ -1,5 +1,5 @@
 import { errno, link, lstat, mkdir, readlink, rename, rmdir, unlink } from '../util/fsio.ts'
-import { move as contract, MOVE, ToolError, type MoveInput, type MoveResult } from '@hands/contracts'
+import { assertInput, move as contract, MOVE, ToolError, type MoveInput, type MoveResult } from '@hands/contracts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
 import {
@@ -21,7 +21,6 @@ import { removeDirAt } from '../tree/remove.ts'
 import { confirmOrRefuse } from '../runtime/confirm.ts'
 import { treeRun, type Context } from '../runtime/context.ts'
 import { gateOf, gateWrite, kindOfStats, protectedRefusal, refuseSlashedLink, sameObject, tempName } from '../runtime/guard.ts'
-import { checkToolInput } from '../runtime/input.ts'
 
 /** Hard links are not possible here (filesystem, permissions or link count), though the rest works. */
 const NO_HARD_LINK = new Set(['EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP', 'EACCES'])
@@ -143,7 +142,7 @@ async function moveOver(m: Move): Promise<void> {
  * whole after the host confirms.
  */
 export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResult> {
-  const { src: srcGiven, dest: destGiven, is_overwrite } = checkToolInput<MoveInput>(contract, input)
+  const { src: srcGiven, dest: destGiven, is_overwrite } = assertInput(contract, input)
   const isOverwrite = is_overwrite === true
   await refuseSlashedLink(ctx, { label: 'src', given: srcGiven }, MOVE)
   const src = await resolvePath(ctx.roots, srcGiven, { final: 'nofollow', label: 'src' })

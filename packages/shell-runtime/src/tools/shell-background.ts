@@ -1,12 +1,11 @@
 import { join } from 'node:path'
-import { SHELL_STOP, shellBackground, type ShellBackgroundInput, type ShellBackgroundResult } from '@hands/contracts'
+import { assertInput, SHELL_STOP, shellBackground, type ShellBackgroundInput, type ShellBackgroundResult } from '@hands/contracts'
 import { childEnv, TERMINAL } from '../env/child-env.ts'
 import { resolveCwd } from '../cwd/resolve-cwd.ts'
 import { refuse } from '../errors.ts'
 import type { Session } from '../runtime/session.ts'
 import { BackgroundShell } from '../shells/background-shell.ts'
 import { freeId, programName } from '../shells/derive-id.ts'
-import { checkToolInput } from './check-input.ts'
 
 function sameScript(shell: BackgroundShell, commands: readonly string[], cwd: string): boolean {
   return shell.cwd === cwd && shell.commands.length === commands.length && shell.commands.every((c, i) => c === commands[i])
@@ -27,7 +26,7 @@ function describe(shell: BackgroundShell, note: string | null, isAlreadyRunning:
 /** shell_background: one script under a PTY, returned at once; idempotent for a live script. */
 export async function shellBackgroundTool(session: Session, raw: ShellBackgroundInput): Promise<ShellBackgroundResult> {
   session.assertOpen()
-  const input = checkToolInput(shellBackground, raw)
+  const input = assertInput(shellBackground, raw)
   const { options, shells } = session
   const cwd = await resolveCwd(options.roots, input.cwd, options.gates, shellBackground.name)
   const login = await session.loginEnv()

@@ -1,12 +1,11 @@
-import { LIMITS, shellLogs, type ShellLogsInput, type ShellLogsResult } from '@hands/contracts'
+import { assertInput, LIMITS, shellLogs, type ShellLogsInput, type ShellLogsResult } from '@hands/contracts'
 import type { Session } from '../runtime/session.ts'
-import { checkToolInput } from './check-input.ts'
 import { lookupShell } from './lookup.ts'
 
 /** shell_logs: the last `n` lines now, and how many scrolled away unseen since the previous read. */
 export async function shellLogsTool(session: Session, raw: ShellLogsInput): Promise<ShellLogsResult> {
   session.assertOpen()
-  const input = checkToolInput(shellLogs, raw)
+  const input = assertInput(shellLogs, raw)
   const shell = lookupShell(session, input.id)
   const { lines, dropped } = shell.logs(input.n ?? LIMITS.logsDefault)
   return { id: shell.id, lines, dropped_lines: dropped, status: shell.status, exit: shell.exit }

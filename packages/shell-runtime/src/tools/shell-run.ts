@@ -1,12 +1,11 @@
 import { join } from 'node:path'
-import { SHELL_LOGS, SHELL_BACKGROUND, shellRun, type ShellRunInput, type ShellRunResult } from '@hands/contracts'
+import { assertInput, SHELL_LOGS, SHELL_BACKGROUND, shellRun, type ShellRunInput, type ShellRunResult } from '@hands/contracts'
 import { childEnv, NON_INTERACTIVE } from '../env/child-env.ts'
 import { resolveCwd } from '../cwd/resolve-cwd.ts'
 import { refuse } from '../errors.ts'
 import { runPiped, SpawnError } from '../process/run-piped.ts'
 import { shellSignalHint } from '../process/signals.ts'
 import type { Session } from '../runtime/session.ts'
-import { checkToolInput } from './check-input.ts'
 import { joinNotes, leftoverNote, streamNote, survivorNote } from './notes.ts'
 
 type CommandResult = ShellRunResult['commands'][number]
@@ -35,7 +34,7 @@ function pipestatusNote(stages: number[] | null, exit: number | null): string | 
 /** shell_run: each line in order, with its own account, bounded output and the whole tree owned. */
 export async function shellRunTool(session: Session, raw: ShellRunInput): Promise<ShellRunResult> {
   session.assertOpen()
-  const input = checkToolInput(shellRun, raw)
+  const input = assertInput(shellRun, raw)
   const { options } = session
   const cwd = await resolveCwd(options.roots, input.cwd, options.gates, shellRun.name)
   const login = await session.loginEnv()

@@ -1,6 +1,5 @@
-import { shellStop, type ShellStopInput, type ShellStopResult } from '@hands/contracts'
+import { assertInput, shellStop, type ShellStopInput, type ShellStopResult } from '@hands/contracts'
 import type { Session } from '../runtime/session.ts'
-import { checkToolInput } from './check-input.ts'
 import { lookupShell } from './lookup.ts'
 import { joinNotes, survivorNote } from './notes.ts'
 
@@ -11,7 +10,7 @@ function count(n: number): string {
 /** shell_stop: SIGTERM, grace, SIGKILL, confirm the whole tree is gone; the id and its output are dropped. */
 export async function shellStopTool(session: Session, raw: ShellStopInput): Promise<ShellStopResult> {
   session.assertOpen()
-  const input = checkToolInput(shellStop, raw)
+  const input = assertInput(shellStop, raw)
   const shell = lookupShell(session, input.id)
   session.shells.delete(shell.id)
   const wasRunning = shell.status === 'running'

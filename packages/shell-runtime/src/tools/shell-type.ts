@@ -1,13 +1,12 @@
-import { SHELL_LOGS, SHELL_BACKGROUND, shellType, type ShellTypeInput, type ShellTypeResult } from '@hands/contracts'
+import { assertInput, SHELL_LOGS, SHELL_BACKGROUND, shellType, type ShellTypeInput, type ShellTypeResult } from '@hands/contracts'
 import { refuse } from '../errors.ts'
 import type { Session } from '../runtime/session.ts'
-import { checkToolInput } from './check-input.ts'
 import { lookupShell } from './lookup.ts'
 
 /** shell_type: keystrokes into a running shell's terminal, Enter (`\r`) unless `is_enter` is false. */
 export async function shellTypeTool(session: Session, raw: ShellTypeInput): Promise<ShellTypeResult> {
   session.assertOpen()
-  const input = checkToolInput(shellType, raw)
+  const input = assertInput(shellType, raw)
   const shell = lookupShell(session, input.id)
   if (shell.status !== 'running') {
     throw refuse(
