@@ -89,6 +89,17 @@ export function outsideRoots(n: Named, roots: readonly string[]): OutsideRoots {
   return new OutsideRoots([{ label: n.label, given: n.given, left: rootLeft(n.given, roots) }], roots)
 }
 
+/**
+ * The one error for a call whose paths were all checked: an outside_roots naming every path
+ * outside the roots in input order when there is any, else the first failure in input order.
+ */
+export function firstRefusal(failures: readonly unknown[], roots: readonly string[]): unknown {
+  const outside = failures.filter((f): f is OutsideRoots => f instanceof OutsideRoots)
+  if (outside.length === 0) return failures[0]
+  if (outside.length === 1) return outside[0]
+  return new OutsideRoots(outside.flatMap((e) => e.paths), roots)
+}
+
 /** A symlink to be copied whose target, from the copy's place, leaves the roots (`left`: the root it leaves). */
 export function linkOutside(n: Named, left: string | undefined, roots: readonly string[]): ToolError {
   return new ToolError({

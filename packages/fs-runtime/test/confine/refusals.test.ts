@@ -103,3 +103,59 @@ describe('refusals name the path as given and the root it left, never where it l
     expect(never.message).not.toContain(w.root)
   })
 })
+
+describe('a call with several paths outside the roots names every one of them, in input order', () => {
+  /** Each given path appears in the message, in this order. */
+  const expectInOrder = (e: ToolError, paths: readonly string[]) => {
+    expect(e.code).toBe('outside_roots')
+    let from = 0
+    for (const p of paths) {
+      const at = e.message.indexOf(JSON.stringify(p), from)
+      expect(at, `${JSON.stringify(p)} after position ${from} in: ${e.message}`).toBeGreaterThanOrEqual(0)
+      from = at + JSON.stringify(p).length
+    }
+  }
+
+  beforeEach(() => {
+    makeTree(w.root, ['here', 'd/'])
+    symlinkSync(join(w.out, 'dir'), join(w.root, 'away'))
+  })
+
+  // The first refused path takes the slow resolution (a missing parent); a later one the fast one.
+  const outside = () => ['nope/../../outside/secret', join(w.out, 'secret'), 'away/inner', '../ROOTx/secret']
+
+  it('file_exists', async () => {
+    const paths = ['here', ...outside().slice(0, 2), 'd', ...outside().slice(2)]
+    const e = await refusal(w.fs.file_exists({ paths }))
+    expectInOrder(e, outside())
+    expect(e.message).not.toContain('"here"')
+    expect(e.message).toContain('paths[1]')
+    expect(e.message).toContain('paths[5]')
+  })
+
+  it('create_directory', async () => {
+    const e = await refusal(w.fs.create_directory({ paths: ['new', ...outside()] }))
+    expectInOrder(e, outside())
+    expect(e.message).not.toContain('"new"')
+  })
+
+  it('delete', async () => {
+    const e = await refusal(w.fs.delete({ paths: [...outside(), 'here'] }))
+    expectInOrder(e, outside())
+    expect(e.message).not.toContain('"here"')
+  })
+
+  it('copy and move, src before dest', async () => {
+    for (const call of [w.fs.copy.bind(w.fs), w.fs.move.bind(w.fs)]) {
+      const e = await refusal(call({ src: 'away/inner', dest: 'nope/../../outside/new' }))
+      expectInOrder(e, ['away/inner', 'nope/../../outside/new'])
+      expect(e.message).toMatch(/src .*dest/)
+    }
+  })
+
+  it('names every outside path even when another path of the call has a different problem', async () => {
+    const gated = w.with({ gates: [(p) => (p.endsWith('/here') ? 'deny' : 'allow')] })
+    const e = await refusal(gated.delete({ paths: ['here', ...outside()] }))
+    expectInOrder(e, outside())
+  })
+})
