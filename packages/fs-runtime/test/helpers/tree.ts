@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { ToolError } from '@hands/contracts'
@@ -96,4 +96,15 @@ export async function refusal(promise: Promise<unknown>): Promise<ToolError> {
   }
   expect(thrown, 'expected a rejection').toBeInstanceOf(ToolError)
   return thrown as ToolError
+}
+
+/** A root on another filesystem (tmpfs) than the temp dir, when this machine has one. */
+export function otherDevice(base: string): string | null {
+  if (!existsSync('/dev/shm')) return null
+  const dir = realpathSync(mkdtempSync('/dev/shm/hands-fs-'))
+  if (statSync(dir).dev === statSync(base).dev) {
+    rmSync(dir, { recursive: true, force: true })
+    return null
+  }
+  return dir
 }

@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, closeSync, existsSync, fstatSync, mkdtempSync, openSync, readSync, realpathSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
+import { chmodSync, closeSync, fstatSync, openSync, readSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createFsRuntime } from '../../src/index.ts'
 import { setPinning } from '../../src/handle/dir.ts'
 import { setDirectReads } from '../../src/tree/sparse.ts'
-import { present } from '../helpers/tree.ts'
+import { otherDevice, present } from '../helpers/tree.ts'
 import { makeWorld, type World } from '../helpers/world.ts'
 
 const MiB = 1024 * 1024
@@ -82,17 +82,6 @@ function expectSparseCopy(src: string, dest: string): void {
   expect(statSync(dest).size).toBe(statSync(src).size)
   expect(sameBytes(src, dest), 'content differs').toBe(true)
   expect(allocated(dest), `copy allocates ${allocated(dest)} bytes, the source ${allocated(src)}`).toBeLessThanOrEqual(allocated(src) + SLACK_BYTES)
-}
-
-/** A root on another filesystem (tmpfs) than the temp dir, when this machine has one. */
-function otherDevice(base: string): string | null {
-  if (!existsSync('/dev/shm')) return null
-  const dir = realpathSync(mkdtempSync('/dev/shm/hands-fs-'))
-  if (statSync(dir).dev === statSync(base).dev) {
-    rmSync(dir, { recursive: true, force: true })
-    return null
-  }
-  return dir
 }
 
 describe('sparse files', () => {
