@@ -1,16 +1,16 @@
 import { firstRefusal } from '../errors/refuse.ts'
 
 /**
- * Check the paths of one call with `check(i)`, one after another in input order, going on past
- * a failure, and resolve to the results in input order. When any failed, reject once with
+ * Check the paths of one call with `check`, one after another in input order, going on past a
+ * failure, and resolve to the results in input order. When any failed, reject once with
  * {@link firstRefusal}: every path outside the roots named together, else the first failure.
  */
-export async function checkEach<T>(roots: readonly string[], count: number, check: (i: number) => Promise<T>): Promise<T[]> {
+export async function checkEach<I, T>(roots: readonly string[], items: readonly I[], check: (item: I, index: number) => Promise<T>): Promise<T[]> {
   const results: T[] = []
   const failures: unknown[] = []
-  for (let i = 0; i < count; i++) {
+  for (const [i, item] of items.entries()) {
     try {
-      results.push(await check(i))
+      results.push(await check(item, i))
     } catch (cause) {
       failures.push(cause)
     }

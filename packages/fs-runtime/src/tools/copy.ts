@@ -88,9 +88,8 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
   const { src: srcGiven, dest: destGiven, is_overwrite } = assertInput(contract, input)
   const isOverwrite = is_overwrite === true
   // Both paths are resolved first, so a refusal names each one outside the roots.
-  const [srcAt, dest] = (await checkEach(ctx.roots, 2, (i) =>
-    resolvePath(ctx.roots, i === 0 ? srcGiven : destGiven, { final: 'nofollow', label: i === 0 ? 'src' : 'dest' }),
-  )) as [Resolved, Resolved]
+  const both = [{ label: 'src', given: srcGiven }, { label: 'dest', given: destGiven }]
+  const [srcAt, dest] = (await checkEach(ctx.roots, both, (n) => resolvePath(ctx.roots, n.given, { final: 'nofollow', label: n.label }))) as [Resolved, Resolved]
   const src = await checkSource(ctx, srcAt, dest.parent)
   let destParent: DirHandle | null = null
   const createdParents: string[] = []

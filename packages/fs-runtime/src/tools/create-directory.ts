@@ -28,7 +28,7 @@ export async function createDirectory(ctx: Context, input: CreateDirectoryInput)
   const { paths } = assertInput(contract, input)
   const cache: ParentCache = new Map()
   // Every path is checked, so a refusal names each one outside the roots.
-  const plans = await checkEach(ctx.roots, paths.length, (i) => plan(ctx, paths[i] as string, `paths[${i}]`, cache))
+  const plans = await checkEach(ctx.roots, paths, (given, i) => plan(ctx, given, `paths[${i}]`, cache))
   const out: CreateDirectoryResult['paths'] = []
   const made: string[] = []
   for (const r of plans) {

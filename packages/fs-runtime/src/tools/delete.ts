@@ -83,7 +83,7 @@ export async function deletePaths(ctx: Context, input: DeleteInput): Promise<Del
   const { paths } = assertInput(contract, input)
   const cache: ParentCache = new Map()
   // Every path is resolved first, so a refusal names each one outside the roots.
-  const located = await checkEach(ctx.roots, paths.length, (i) => locate(ctx, paths[i] as string, `paths[${i}]`, cache))
+  const located = await checkEach(ctx.roots, paths, (given, i) => locate(ctx, given, `paths[${i}]`, cache))
   const plans: Plan[] = []
   for (const [i, r] of located.entries()) plans.push(await plan(ctx, r, paths[i] as string))
   const doomed = plans.filter((p) => p.r?.stats != null)

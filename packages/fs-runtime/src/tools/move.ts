@@ -146,10 +146,10 @@ export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResu
   const { src: srcGiven, dest: destGiven, is_overwrite } = assertInput(contract, input)
   const isOverwrite = is_overwrite === true
   // Both paths are resolved first, so a refusal names each one outside the roots.
-  const [src, dest] = (await checkEach(ctx.roots, 2, async (i) => {
-    if (i === 1) return resolvePath(ctx.roots, destGiven, { final: 'nofollow', label: 'dest' })
-    await refuseSlashedLink(ctx, { label: 'src', given: srcGiven }, MOVE)
-    return resolvePath(ctx.roots, srcGiven, { final: 'nofollow', label: 'src' })
+  const both = [{ label: 'src', given: srcGiven }, { label: 'dest', given: destGiven }]
+  const [src, dest] = (await checkEach(ctx.roots, both, async (n) => {
+    if (n.label === 'src') await refuseSlashedLink(ctx, n, MOVE)
+    return resolvePath(ctx.roots, n.given, { final: 'nofollow', label: n.label })
   })) as [Resolved, Resolved]
   if (src.stats === null) throw notFound(src)
   const srcProtected = protectedRefusal(ctx, src)
