@@ -35,7 +35,7 @@ export interface MessagesAdapter {
    * the rest in order; other blocks are skipped) and resolve to the user message with one
    * `tool_result` per call, in call order. Never rejects for a tool failure.
    */
-  handle(content: ReadonlyArray<{ type: string }>): Promise<MessagesToolResultMessage>
+  handle(content: ReadonlyArray<MessagesToolUse | { type: string }>): Promise<MessagesToolResultMessage>
 }
 
 const isToolUse = (block: { type: string }): block is MessagesToolUse => block.type === 'tool_use'

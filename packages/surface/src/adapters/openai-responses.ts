@@ -29,7 +29,7 @@ export interface ResponsesAdapter {
    * call, in call order. Never rejects for a tool failure: a failure, or `arguments` that are not
    * valid JSON, is an output the model reads.
    */
-  handle(output: ReadonlyArray<{ type: string }>): Promise<ResponsesFunctionCallOutput[]>
+  handle(output: ReadonlyArray<ResponsesFunctionCall | { type: string }>): Promise<ResponsesFunctionCallOutput[]>
 }
 
 const isFunctionCall = (item: { type: string }): item is ResponsesFunctionCall => item.type === 'function_call'
