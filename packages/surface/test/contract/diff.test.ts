@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { toolCost } from '@hands/surface/adapters'
-import { diffSurfaces, formatDiff, type Surface } from '@hands/surface/contract'
+import { diffSurfaces, formatDiff, wordDiff, type Surface } from '@hands/surface/contract'
 import { contract } from '../../src/cli/contract.ts'
 import { tempRoot } from '../helpers/tmp.ts'
 import { FIXTURE_PAIRS, base, tool } from './fixtures.ts'
@@ -34,6 +34,12 @@ function pair(p: (typeof FIXTURE_PAIRS)[number]): [string, string] {
 }
 
 const lines = (text: string) => text.split('\n').map((l) => l.trim())
+
+describe('wordDiff', () => {
+  it('marks words removed and added in git word-diff notation', () => {
+    expect(wordDiff('kill the tree', 'stop the whole tree')).toBe('[-kill-]{+stop+} the {+whole +}tree')
+  })
+})
 
 describe('hands contract diff on fixture pairs', () => {
   it('exits 0 and says "no surface change" for an unchanged pair, with or without --exit-code', () => {
