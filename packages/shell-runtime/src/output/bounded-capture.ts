@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { Spool } from './spool.ts'
+import type { SpoolAccount, SpoolBudget } from './spool-budget.ts'
 import { decodeUtf8, looksBinary, safeEnd, safeStart } from './utf8.ts'
 
 /** What a bounded capture kept of one stream. */
@@ -16,6 +17,8 @@ export interface CapturedStream {
   isBinary: boolean
   /** Why the whole stream could not be kept on disk, or null. */
   spoolError: string | null
+  /** What the session's spool budget did with the file (capped, removed since, room made), or null without a budget or a file. */
+  spool: SpoolAccount | null
 }
 
 const NEWLINE = 10
@@ -40,11 +43,15 @@ export class BoundedCapture {
   #tail: Buffer[] = []
   #tailLen = 0
   #spool: Spool | null = null
+  readonly #budget: SpoolBudget | null
+  #account: SpoolAccount | null = null
 
-  constructor(headBytes: number, tailBytes: number, spoolPath: string) {
+  /** Spool files are admitted by `budget` when one is given. */
+  constructor(headBytes: number, tailBytes: number, spoolPath: string, budget: SpoolBudget | null = null) {
     this.#headBytes = headBytes
     this.#tailBytes = tailBytes
     this.#spoolPath = spoolPath
+    this.#budget = budget
   }
 
   /** Bytes seen so far. */
@@ -65,13 +72,21 @@ export class BoundedCapture {
       this.#tail = [all.subarray(this.#headBytes)]
       this.#tailLen = all.length - this.#headBytes
       this.#trimTail()
-      this.#spool = new Spool(this.#spoolPath)
-      return this.#spool.write(all)
+      this.#account = this.#budget?.open(this.#spoolPath) ?? null
+      return this.#toSpool(all)
     }
     this.#tail.push(chunk)
     this.#tailLen += chunk.length
     this.#trimTail()
-    return this.#spool === null ? true : this.#spool.write(chunk)
+    return this.#toSpool(chunk)
+  }
+
+  /** Spool what the budget admits of `chunk`; the file is created with its first admitted byte. */
+  #toSpool(chunk: Buffer): boolean {
+    const n = this.#account === null ? chunk.length : (this.#budget as SpoolBudget).take(this.#account, chunk.length)
+    if (n === 0) return true
+    this.#spool ??= new Spool(this.#spoolPath)
+    return this.#spool.write(n < chunk.length ? chunk.subarray(0, n) : chunk)
   }
 
   /** Resolve when the spool can take more. */
@@ -98,17 +113,23 @@ export class BoundedCapture {
       let spoolError: string | null = null
       if (isBinary) {
         // Binary is shown decoded, so keep the exact bytes where the note can point.
+        this.#account = this.#budget?.open(this.#spoolPath) ?? null
+        const n = this.#account === null ? all.length : (this.#budget as SpoolBudget).take(this.#account, all.length)
         try {
-          writeFileSync(this.#spoolPath, all, { mode: 0o600 })
-          spoolPath = this.#spoolPath
+          if (n > 0) {
+            writeFileSync(this.#spoolPath, all.subarray(0, n), { mode: 0o600 })
+            spoolPath = this.#spoolPath
+          }
         } catch (err) {
           spoolError = (err as Error).message
         }
+        this.#closeAccount()
       }
-      return { text, totalBytes: this.#total, omittedBytes: 0, spoolPath, isBinary, spoolError }
+      return { text, totalBytes: this.#total, omittedBytes: 0, spoolPath, isBinary, spoolError, spool: this.#account }
     }
-    const spool = this.#spool as Spool
-    await spool.close()
+    const spool = this.#spool
+    await spool?.close()
+    this.#closeAccount()
     const tailAll = concat(this.#tail, this.#tailLen)
     // The tail window: the last tailBytes of the stream.
     let tailFrom = Math.max(0, tailAll.length - this.#tailBytes)
@@ -130,9 +151,14 @@ export class BoundedCapture {
       text,
       totalBytes: this.#total,
       omittedBytes: omitted,
-      spoolPath: spool.error === null ? spool.path : null,
+      spoolPath: spool !== null && spool.error === null ? spool.path : null,
       isBinary,
-      spoolError: spool.error === null ? null : spool.error.message,
+      spoolError: spool?.error ? spool.error.message : null,
+      spool: this.#account,
     }
+  }
+
+  #closeAccount(): void {
+    if (this.#account !== null) (this.#budget as SpoolBudget).close(this.#account)
   }
 }

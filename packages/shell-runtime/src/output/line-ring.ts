@@ -9,11 +9,14 @@ export interface RingRead {
 /**
  * A bounded ring of lines, numbered in order, that knows exactly which evicted lines were never
  * returned by a read: each read records the range it returned, and an eviction counts as
- * dropped unless its line lies in a returned range.
+ * dropped unless its line lies in a returned range. It holds at most `capacity` lines and, beyond
+ * the newest line, at most `maxBytes` of them (2 bytes per UTF-16 unit, what a string may take).
  */
 export class LineRing {
   readonly capacity: number
+  readonly maxBytes: number
   readonly #buf: string[]
+  #bytes = 0
   /** Number of the oldest retained line. */
   #start = 0
   /** Number the next line will get. */
@@ -22,9 +25,10 @@ export class LineRing {
   #returned: Array<[number, number]> = []
   #dropped = 0
 
-  constructor(capacity: number) {
+  constructor(capacity: number, maxBytes = Number.POSITIVE_INFINITY) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('ring capacity must be a positive integer')
     this.capacity = capacity
+    this.maxBytes = maxBytes
     this.#buf = new Array<string>(capacity)
   }
 
@@ -42,10 +46,15 @@ export class LineRing {
     if (this.#end - this.#start === this.capacity) this.#evict()
     this.#buf[this.#end % this.capacity] = line
     this.#end++
+    this.#bytes += 2 * line.length
+    while (this.#bytes > this.maxBytes && this.#end - this.#start > 1) this.#evict()
   }
 
   #evict(): void {
     const seq = this.#start++
+    const slot = seq % this.capacity
+    this.#bytes -= 2 * (this.#buf[slot] as string).length
+    this.#buf[slot] = ''
     const ranges = this.#returned
     while (ranges.length > 0 && (ranges[0] as [number, number])[1] <= seq) ranges.shift()
     const first = ranges[0]

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync, rmSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { BoundedCapture, type CapturedStream } from '../output/bounded-capture.ts'
+import type { SpoolBudget } from '../output/spool-budget.ts'
 import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, waitEmpty, type StopReport } from '../tree/stop-tree.ts'
 import { endingOf, type Ending } from './signals.ts'
@@ -19,6 +20,8 @@ export interface PipedSpec {
   tailBytes: number
   /** Where the whole streams go once they outgrow head + tail: `<spoolBase>.stdout` / `.stderr`. */
   spoolBase: string
+  /** The session's budget the spool files are admitted by. */
+  budget: SpoolBudget
   /** `performance.now()` by which the command must have ended; its tree is stopped then. */
   deadline: number
   graceMs: number
@@ -85,8 +88,8 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     detached: true,
     argv0: 'bash',
   })
-  const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`)
-  const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`)
+  const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`, spec.budget)
+  const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`, spec.budget)
   const outDone = capture(child.stdout as Readable, out)
   const errDone = capture(child.stderr as Readable, err)
 

@@ -1,7 +1,8 @@
 import type { PathGate } from '@hands/fs-runtime'
+import { resolveLimits, type ShellLimits } from '../limits/limits.ts'
 
 /** Options of `createShellRuntime`. Every bound is a host setting, never a tool parameter. */
-export interface ShellRuntimeOptions {
+export interface ShellRuntimeOptions extends ShellLimits {
   /** Allowed roots; the first is the workspace root and the default `cwd`. */
   roots: string[]
   /** Host access gates consulted (with access `cwd`) for every `cwd`. */
@@ -33,7 +34,7 @@ export interface ShellRuntimeOptions {
 }
 
 /** Options with every default applied. */
-export interface ResolvedOptions {
+export interface ResolvedOptions extends Required<ShellLimits> {
   roots: string[]
   gates: PathGate[]
   envAllow: string[]
@@ -76,5 +77,6 @@ export function resolveOptions(options: ShellRuntimeOptions, tmp: string): Resol
     cols: positiveInt('terminal.cols', options.terminal?.cols, 200),
     rows: positiveInt('terminal.rows', options.terminal?.rows, 50),
     loginEnvBoundMs: positiveInt('loginEnvBoundMs', options.loginEnvBoundMs, 15_000),
+    ...resolveLimits(options),
   }
 }

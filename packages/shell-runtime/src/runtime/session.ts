@@ -7,6 +7,8 @@ import { pickAllowed } from '../env/allowlist.ts'
 import { loginEnvScript, parseLoginEnv } from '../env/capture-login-env.ts'
 import { PRELUDE } from '../process/prelude.ts'
 import { runPiped } from '../process/run-piped.ts'
+import { GoneFiles } from '../output/gone-files.ts'
+import { SpoolBudget } from '../output/spool-budget.ts'
 import type { BackgroundShell } from '../shells/background-shell.ts'
 import { CgroupKeeper } from '../tree/cgroup-keeper.ts'
 import { findWritableCgroup } from '../tree/find-cgroup.ts'
@@ -27,8 +29,12 @@ export interface ShellResource {
   exit: number | null
   /** ISO 8601 start time. */
   started_at: string
-  /** The append-only file holding every byte the shell printed. */
+  /** The append-only file holding the newest bytes the shell printed (up to half of `logBytes`). */
   log_path: string
+  /** The bytes printed before those of `log_path` (`log_path` + `.1`, up to half of `logBytes`) once the log has rotated, else null. */
+  log_previous_path: string | null
+  /** Bytes printed before those two files, no longer on disk (0 until the log passed `logBytes`). */
+  log_dropped_bytes: number
 }
 
 /** Where the login environment came from, for hosts that want to show it. */
@@ -67,6 +73,10 @@ export class Session {
   readonly keeper: TreeKeeper
   readonly bash: string
   readonly shells = new Map<string, BackgroundShell>()
+  /** Spool files hands removed, so a later command naming one is told. */
+  readonly gone: GoneFiles
+  /** The session's budget for shell_run spool files. */
+  readonly spoolBudget: SpoolBudget
   /** Foreground commands running now, each with the controller that stops it. */
   readonly #activeRuns = new Set<AbortController>()
   readonly #runsSettled = new Set<Promise<unknown>>()
@@ -83,6 +93,8 @@ export class Session {
     this.bash = this.options.bash ?? findBash(this.options.hostEnv)
     this.spoolDir = mkdtempSync(join(this.options.spoolParent, 'hands-shell-'))
     this.preludePath = join(this.spoolDir, 'prelude.bash')
+    this.gone = new GoneFiles(this.spoolDir)
+    this.spoolBudget = new SpoolBudget(this.options.spoolBytes, this.gone)
     writeFileSync(this.preludePath, PRELUDE, { mode: 0o600 })
     this.keeper = this.#makeKeeper()
     this.#reaper = startReaper(this.bash, this.keeper.reaperArgs(), this.spoolDir)
@@ -155,6 +167,7 @@ export class Session {
           headBytes: 8 * 1024 * 1024,
           tailBytes: 1024 * 1024,
           spoolBase: join(this.spoolDir, 'login-env'),
+          budget: this.spoolBudget,
           deadline: performance.now() + this.options.loginEnvBoundMs,
           graceMs: this.options.stopGraceMs,
           isPipestatus: false,
@@ -199,6 +212,8 @@ export class Session {
       exit: s.exit,
       started_at: s.startedAt.toISOString(),
       log_path: s.logPath,
+      log_previous_path: s.logPreviousPath,
+      log_dropped_bytes: s.logDroppedBytes,
     }))
   }
 

@@ -1,12 +1,13 @@
-import { readSync, rmSync } from 'node:fs'
+import { readSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { IPty } from 'node-pty'
 import { LineRing } from '../output/line-ring.ts'
 import { ScreenLines } from '../output/screen-lines.ts'
-import { Spool } from '../output/spool.ts'
+import { RotatingLog } from '../output/rotating-log.ts'
 import { endingOf } from '../process/signals.ts'
 import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, type StopReport } from '../tree/stop-tree.ts'
+import { TerminalInput } from './terminal-input.ts'
 
 const require = createRequire(import.meta.url)
 const pty = require('node-pty') as typeof import('node-pty')
@@ -23,7 +24,13 @@ export interface BackgroundSpec {
   env: Record<string, string>
   tree: JobTree
   ringLines: number
+  /** Bytes of lines the ring keeps. */
+  ringBytes: number
   logPath: string
+  /** Bytes the log keeps on disk. */
+  logBytes: number
+  /** Bytes of typed input that may wait for the program to read it. */
+  typeQueueBytes: number
   cols: number
   rows: number
 }
@@ -56,7 +63,8 @@ export class BackgroundShell {
   readonly #pty: IPty
   readonly #ring: LineRing
   readonly #lines: ScreenLines
-  readonly #log: Spool
+  readonly #log: RotatingLog
+  readonly #input: TerminalInput
   readonly #ended: Promise<void>
   #onEnd: Array<() => void> = []
   #stopping = false
@@ -67,9 +75,9 @@ export class BackgroundShell {
     this.cwd = spec.cwd
     this.tree = spec.tree
     this.logPath = spec.logPath
-    this.#ring = new LineRing(spec.ringLines)
+    this.#ring = new LineRing(spec.ringLines, spec.ringBytes)
     this.#lines = new ScreenLines(this.#ring)
-    this.#log = new Spool(spec.logPath)
+    this.#log = new RotatingLog(spec.logPath, spec.logBytes)
     this.#pty = pty.spawn(spec.bash, ['-c', spec.commands.join('\n')], {
       name: 'xterm-256color',
       cols: spec.cols,
@@ -81,6 +89,7 @@ export class BackgroundShell {
     this.pid = this.#pty.pid
     this.startedAt = new Date()
     const internals = this.#pty as unknown as UnixTerminalInternals
+    this.#input = new TerminalInput(internals._fd, spec.typeQueueBytes)
     this.#pty.onData((data) => this.#take(data as unknown as Buffer))
     // libuv may declare end-of-file (a partial read plus a hangup) while the kernel still holds
     // output: read the master directly until it is really empty.
@@ -90,10 +99,12 @@ export class BackgroundShell {
     const destroy = internals._socket.destroy.bind(internals._socket)
     internals._socket.destroy = (...args: unknown[]) => {
       this.#drain(internals._fd)
+      this.#input.close()
       return destroy(...args)
     }
     this.#ended = new Promise<void>((resolve) => {
       this.#pty.onExit(({ exitCode, signal }) => {
+        this.#input.close()
         this.#lines.end()
         // The shell counts as ended once its log file holds every byte it printed, too.
         void this.#log.flushed().then(() => {
@@ -165,9 +176,24 @@ export class BackgroundShell {
     return this.#lines.retained()
   }
 
-  /** Write keystrokes to the terminal. */
-  type(text: string): void {
-    this.#pty.write(text)
+  /** Write keystrokes to the terminal; false, with nothing written, when they would pass the input queue's bound. */
+  type(text: string): boolean {
+    return this.#input.write(text)
+  }
+
+  /** Bytes typed that the program has not read yet. */
+  get pendingInputBytes(): number {
+    return this.#input.pendingBytes
+  }
+
+  /** `logPath` + `.1` once the log has rotated, else null. */
+  get logPreviousPath(): string | null {
+    return this.#log.previous
+  }
+
+  /** Bytes of output older than what the log files hold. */
+  get logDroppedBytes(): number {
+    return this.#log.droppedBytes
   }
 
   /**
@@ -177,6 +203,7 @@ export class BackgroundShell {
   async stop(graceMs: number): Promise<StopReport> {
     const wasRunning = this.#status === 'running'
     if (wasRunning) this.#stopping = true
+    this.#input.close()
     const report = await stopTree(this.tree, graceMs, { pid: this.pid, isExited: () => this.#status !== 'running' })
     if (wasRunning) {
       const ended = await Promise.race([this.#ended.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 5000))])
@@ -191,7 +218,7 @@ export class BackgroundShell {
     }
     this.tree.dispose()
     await this.#log.close()
-    rmSync(this.logPath, { force: true })
+    this.#log.remove()
     return report
   }
 

@@ -3,6 +3,7 @@ import { assertInput, SHELL_STOP, shellBackground, type ShellBackgroundInput, ty
 import { childEnv, TERMINAL } from '../env/child-env.ts'
 import { resolveCwd } from '../cwd/resolve-cwd.ts'
 import { refuse } from '../errors.ts'
+import { tooManyShells } from '../limits/refusals.ts'
 import type { Session } from '../runtime/session.ts'
 import { BackgroundShell } from '../shells/background-shell.ts'
 import { freeId, programName } from '../shells/derive-id.ts'
@@ -49,6 +50,8 @@ export async function shellBackgroundTool(session: Session, raw: ShellBackground
     id = freeId(programName(commands[0] as string), (x) => shells.get(x)?.status === 'running')
   }
   const replaced = shells.get(id)
+  // Exited shells count too: each keeps its lines and log until it is stopped.
+  if (shells.size - (replaced === undefined ? 0 : 1) >= options.maxShells) throw tooManyShells(session)
   if (replaced !== undefined) shells.delete(id)
 
   const tree = session.keeper.create()
@@ -62,7 +65,10 @@ export async function shellBackgroundTool(session: Session, raw: ShellBackground
       env: childEnv(login.env, TERMINAL, { BASH_ENV: session.preludePath }),
       tree,
       ringLines: options.ringLines,
+      ringBytes: options.ringBytes,
       logPath: join(session.spoolDir, `shell-${session.nextSeq()}.log`),
+      logBytes: options.logBytes,
+      typeQueueBytes: options.typeQueueBytes,
       cols: options.cols,
       rows: options.rows,
     })
@@ -75,6 +81,9 @@ export async function shellBackgroundTool(session: Session, raw: ShellBackground
   shell.onEnd(() => session.changed())
   session.changed()
   // The exited shell this one replaces may still own processes it left behind.
-  if (replaced !== undefined) await replaced.stop(options.stopGraceMs).catch(() => undefined)
-  return describe(shell, null, false)
+  if (replaced !== undefined) {
+    await replaced.stop(options.stopGraceMs).catch(() => undefined)
+    session.gone.recordLog(replaced.logPath, replaced.id)
+  }
+  return describe(shell, session.gone.noteFor(commands.join('\n')), false)
 }

@@ -3,6 +3,7 @@ import { assertInput, SHELL_LOGS, SHELL_BACKGROUND, shellRun, type ShellRunInput
 import { childEnv, NON_INTERACTIVE } from '../env/child-env.ts'
 import { resolveCwd } from '../cwd/resolve-cwd.ts'
 import { refuse } from '../errors.ts'
+import type { CapturedStream } from '../output/bounded-capture.ts'
 import { runPiped, SpawnError } from '../process/run-piped.ts'
 import { shellSignalHint } from '../process/signals.ts'
 import type { Session } from '../runtime/session.ts'
@@ -42,6 +43,8 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
   const started = performance.now()
   const deadline = started + options.runBoundMs
   const results: CommandResult[] = []
+  /** Each command's streams, whose notes are written once the call is over (a later command may have removed a file). */
+  const streams: Array<[CapturedStream, CapturedStream] | null> = []
   let stoppedBy: { index: number; command: string } | null = null
   let closedAt: number | null = null
 
@@ -56,6 +59,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
             ? `Not started: the host's ${seconds(options.runBoundMs)} bound stopped command ${stoppedBy.index + 1} (\`${snippet(stoppedBy.command)}\`) first. ${LONG_WORK}`
             : `Not started: the host's ${seconds(options.runBoundMs)} bound for this call had passed. ${LONG_WORK}`
       results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
+      streams.push(null)
       continue
     }
     const tree = session.keeper.create()
@@ -72,6 +76,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
           headBytes: options.headBytes,
           tailBytes: options.tailBytes,
           spoolBase: join(session.spoolDir, `run-${seq}`),
+          budget: session.spoolBudget,
           deadline,
           graceMs: options.stopGraceMs,
           isPipestatus: true,
@@ -85,6 +90,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
       }
       const why = err instanceof SpawnError ? `Not started: bash could not be started (${err.message}).` : `Failed inside hands: ${(err as Error).message}.`
       results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
+      streams.push(null)
       continue
     }
     const exit = run.ending?.exit ?? null
@@ -105,7 +111,8 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
     notes.push(pipestatusNote(run.pipestatus, exit))
     if (run.leftovers !== null) notes.push(leftoverNote(run.leftovers))
     notes.push(survivorNote([...(run.leftovers?.survivors ?? []), ...(run.boundStop?.survivors ?? [])]))
-    notes.push(streamNote('stdout', run.stdout), streamNote('stderr', run.stderr))
+    notes.push(session.gone.noteFor(command))
+    streams.push([run.stdout, run.stderr])
     results.push({
       command,
       stdout: run.stdout.text,
@@ -117,6 +124,10 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
     })
   }
 
+  for (const [i, s] of streams.entries()) {
+    const r = results[i] as CommandResult
+    if (s !== null) r.note = joinNotes([r.note, streamNote('stdout', s[0], session.spoolBudget), streamNote('stderr', s[1], session.spoolBudget)])
+  }
   const firstBad = results.find((r) => r.exit !== 0)
   return {
     cwd,

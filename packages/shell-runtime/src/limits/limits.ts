@@ -1,0 +1,58 @@
+/**
+ * The host's bounds on what one session may hold on disk and in memory. Each is a host setting
+ * (library option, server flag), never a tool parameter; docs/shell-runtime.md lists them with
+ * what happens at each.
+ */
+export interface ShellLimits {
+  /** Bytes one background shell's log keeps on disk, over `log_path` and `log_path.1`; default 64 MiB. */
+  logBytes?: number
+  /** Bytes of shell_run spool files one session keeps (the oldest go first); default 256 MiB. */
+  spoolBytes?: number
+  /** Background shells one session holds, running or exited, until shell_stop; default 16. */
+  maxShells?: number
+  /** Bytes of lines one background shell keeps for shell_logs (2 per UTF-16 unit), beside `ringLines`; default 16 MiB. */
+  ringBytes?: number
+  /** Bytes of shell_type input waiting for a program to read it; default 1 MiB. */
+  typeQueueBytes?: number
+}
+
+/** The defaults of every limit. */
+export const LIMIT_DEFAULTS: Required<ShellLimits> = {
+  logBytes: 64 * 1024 * 1024,
+  spoolBytes: 256 * 1024 * 1024,
+  maxShells: 16,
+  ringBytes: 16 * 1024 * 1024,
+  typeQueueBytes: 1024 * 1024,
+}
+
+/** The smallest value each limit takes (a log keeps two halves). */
+const LIMIT_MINIMUMS: Required<ShellLimits> = { logBytes: 2, spoolBytes: 1, maxShells: 1, ringBytes: 1, typeQueueBytes: 1 }
+
+const LIMIT_NAMES = Object.keys(LIMIT_DEFAULTS) as Array<keyof ShellLimits>
+
+/** The limits with defaults applied; a value that is not an integer at or above its minimum throws (a host bug). */
+export function resolveLimits(options: ShellLimits): Required<ShellLimits> {
+  const out = { ...LIMIT_DEFAULTS }
+  for (const name of LIMIT_NAMES) {
+    const value = options[name]
+    if (value === undefined) continue
+    if (!Number.isSafeInteger(value) || value < LIMIT_MINIMUMS[name]) throw new RangeError(`${name} must be an integer ≥ ${LIMIT_MINIMUMS[name]} (got ${value})`)
+    out[name] = value
+  }
+  return out
+}
+
+/** Only the limits of `options`, for passing a host's settings on. */
+export function pickLimits(options: ShellLimits): ShellLimits {
+  const out: ShellLimits = {}
+  for (const name of LIMIT_NAMES) if (options[name] !== undefined) out[name] = options[name]
+  return out
+}
+
+/** A byte count as a person reads it: `64 MiB`, `256 KiB` when exact, else `1234 bytes`. */
+export function bytesText(n: number): string {
+  for (const [unit, size] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+    if (n >= size && n % size === 0) return `${n / size} ${unit}`
+  }
+  return `${n} bytes`
+}
