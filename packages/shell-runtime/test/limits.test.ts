@@ -238,7 +238,9 @@ describe('shell_type input waits in a bounded queue (typeQueueBytes)', () => {
 
   it('releases queued input when the shell is stopped, and logs no unhandled pty write error', async () => {
     const { rt } = makeRuntime({ typeQueueBytes: 64 * MiB })
-    const b = await rt.shell_background({ commands: ['sleep 1000'] })
+    // Raw mode: the terminal holds what it took and takes no more (a canonical one drops a line's excess).
+    const b = await rt.shell_background({ commands: ['stty raw -echo', 'echo ready', 'sleep 1000'] })
+    await logsUntil(rt, b.id, (l) => l.includes('ready'))
     const base = await settledArrayBuffers()
     for (let i = 0; i < 5; i++) await rt.shell_type({ id: b.id, text: 'x'.repeat(8 * MiB), is_enter: false })
     expect(process.memoryUsage().arrayBuffers - base).toBeGreaterThan(20 * MiB)
@@ -248,9 +250,10 @@ describe('shell_type input waits in a bounded queue (typeQueueBytes)', () => {
     expect(errors.mock.calls.map((c) => String(c[0]))).not.toContainEqual(expect.stringContaining('pty write'))
   }, 60_000)
 
-  it('drops input left unread when the program exits, without an unhandled error', async () => {
+  it('drops input left unread when the script exits, without an unhandled error', async () => {
     const { rt } = makeRuntime()
-    const b = await rt.shell_background({ commands: ['sleep 0.5'] })
+    const b = await rt.shell_background({ commands: ['stty raw -echo', 'echo ready', 'sleep 0.5'] })
+    await logsUntil(rt, b.id, (l) => l.includes('ready'))
     await rt.shell_type({ id: b.id, text: 'y'.repeat(512 * KiB), is_enter: false })
     await exited(rt, b.id)
     await sleep(700) // past node-pty's 200 ms socket teardown
