@@ -14,12 +14,12 @@ import {
   type ToolName,
 } from '@hands/contracts'
 import { createFsRuntime, type PathGate } from '@hands/fs-runtime'
-import { createShellRuntime, type ShellResource } from '@hands/shell-runtime'
+import { createShellRuntime, pickLimits, type ShellLimits, type ShellResource } from '@hands/shell-runtime'
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
 import { failure, type CallOutcome } from './outcome.ts'
 
-/** Host settings for one session. None of them is ever a tool parameter. */
-export interface SurfaceOptions {
+/** Host settings for one session, the shell runtime's disk and memory limits among them. None of them is ever a tool parameter. */
+export interface SurfaceOptions extends ShellLimits {
   /** Allowed roots; the first is the workspace root. Default: the current directory. */
   roots?: string[]
   /** Host toggles. `shell: false` removes all five shell tools (default on). */
@@ -104,6 +104,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
         ...(options.tailBytes !== undefined ? { tailBytes: options.tailBytes } : {}),
         ...(options.ringLines !== undefined ? { ringLines: options.ringLines } : {}),
         ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
+        ...pickLimits(options),
       })
     : null
 

@@ -16,27 +16,24 @@ export interface ShellLimits {
   typeQueueBytes?: number
 }
 
-/** The defaults of every limit. */
-export const LIMIT_DEFAULTS: Required<ShellLimits> = {
-  logBytes: 64 * 1024 * 1024,
-  spoolBytes: 256 * 1024 * 1024,
-  maxShells: 16,
-  ringBytes: 16 * 1024 * 1024,
-  typeQueueBytes: 1024 * 1024,
+/** Each limit's default and the smallest value it takes (a log keeps two halves). */
+export const SHELL_LIMITS: Record<keyof ShellLimits, { default: number; min: number }> = {
+  logBytes: { default: 64 * 1024 * 1024, min: 2 },
+  spoolBytes: { default: 256 * 1024 * 1024, min: 1 },
+  maxShells: { default: 16, min: 1 },
+  ringBytes: { default: 16 * 1024 * 1024, min: 1 },
+  typeQueueBytes: { default: 1024 * 1024, min: 1 },
 }
 
-/** The smallest value each limit takes (a log keeps two halves). */
-const LIMIT_MINIMUMS: Required<ShellLimits> = { logBytes: 2, spoolBytes: 1, maxShells: 1, ringBytes: 1, typeQueueBytes: 1 }
-
-const LIMIT_NAMES = Object.keys(LIMIT_DEFAULTS) as Array<keyof ShellLimits>
+const LIMIT_NAMES = Object.keys(SHELL_LIMITS) as Array<keyof ShellLimits>
 
 /** The limits with defaults applied; a value that is not an integer at or above its minimum throws (a host bug). */
 export function resolveLimits(options: ShellLimits): Required<ShellLimits> {
-  const out = { ...LIMIT_DEFAULTS }
+  const out = {} as Required<ShellLimits>
   for (const name of LIMIT_NAMES) {
-    const value = options[name]
-    if (value === undefined) continue
-    if (!Number.isSafeInteger(value) || value < LIMIT_MINIMUMS[name]) throw new RangeError(`${name} must be an integer ≥ ${LIMIT_MINIMUMS[name]} (got ${value})`)
+    const { default: fallback, min } = SHELL_LIMITS[name]
+    const value = options[name] ?? fallback
+    if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${name} must be an integer ≥ ${min} (got ${value})`)
     out[name] = value
   }
   return out
