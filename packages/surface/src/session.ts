@@ -14,7 +14,7 @@ import {
   type ToolName,
 } from '@hands/contracts'
 import { createFsRuntime, type PathGate } from '@hands/fs-runtime'
-import { createShellRuntime, type ShellResource } from '@hands/shell-runtime'
+import { captureLoginEnvironment, createShellRuntime, type LoginEnvironment, type ShellResource, type ShellRuntimeOptions } from '@hands/shell-runtime'
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
 import { failure, type CallOutcome } from './outcome.ts'
 
@@ -37,6 +37,11 @@ export interface SurfaceOptions {
   stopGraceMs?: number
   /** Extra environment variable names passed through to commands. */
   envAllow?: string[]
+  /**
+   * The login environment commands start from, when the host captured it already (see
+   * `shareLoginEnvironment`); without it the session runs `bash -l` once, on its first command.
+   */
+  loginEnv?: () => Promise<LoginEnvironment>
   /** Asked before every destructive act; may decline (`not_confirmed`). */
   confirm?: ConfirmHook
   /** Path access gates, consulted by every fs tool and every shell `cwd`. */
@@ -82,9 +87,41 @@ export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool
   return enabledContracts(options).map((c) => describeTool(c, prose))
 }
 
+const rootsOf = (options: SurfaceOptions) => (options.roots?.length ? options.roots : [process.cwd()])
+
+/** The shell runtime's options from the session's. */
+function shellOptions(options: SurfaceOptions): ShellRuntimeOptions {
+  return {
+    roots: rootsOf(options),
+    ...(options.gates ? { gates: options.gates } : {}),
+    ...(options.envAllow ? { envAllow: options.envAllow } : {}),
+    ...(options.runBoundMs !== undefined ? { runBoundMs: options.runBoundMs } : {}),
+    ...(options.headBytes !== undefined ? { headBytes: options.headBytes } : {}),
+    ...(options.tailBytes !== undefined ? { tailBytes: options.tailBytes } : {}),
+    ...(options.ringLines !== undefined ? { ringLines: options.ringLines } : {}),
+    ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
+    ...(options.loginEnv ? { loginEnv: options.loginEnv } : {}),
+  }
+}
+
+/**
+ * Start capturing the login environment now, in the background, once for every session made
+ * with the options returned (they carry it as `loginEnv`). A session's first command waits for
+ * the capture only while it is still running; it is never captured again. Options that already
+ * carry a `loginEnv`, or switch the shell tools off, come back as they are.
+ */
+export function shareLoginEnvironment(options: SurfaceOptions = {}): SurfaceOptions {
+  if (options.loginEnv !== undefined || !(options.toggles?.shell ?? true)) return options
+  const captured = captureLoginEnvironment(shellOptions(options))
+  captured.catch(() => {
+    // Each session that asks sees the failure itself.
+  })
+  return { ...options, loginEnv: () => captured }
+}
+
 /** Create a session with its runtimes. */
 export function createSurface(options: SurfaceOptions = {}): Session {
-  const roots = options.roots?.length ? options.roots : [process.cwd()]
+  const roots = rootsOf(options)
   const isShell = options.toggles?.shell ?? true
   const enabled = enabledContracts(options)
   const tools = enabledTools(options)
@@ -94,18 +131,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     ...(options.gates ? { gates: options.gates } : {}),
     ...(options.confirm ? { confirm: options.confirm } : {}),
   })
-  const shell = isShell
-    ? createShellRuntime({
-        roots,
-        ...(options.gates ? { gates: options.gates } : {}),
-        ...(options.envAllow ? { envAllow: options.envAllow } : {}),
-        ...(options.runBoundMs !== undefined ? { runBoundMs: options.runBoundMs } : {}),
-        ...(options.headBytes !== undefined ? { headBytes: options.headBytes } : {}),
-        ...(options.tailBytes !== undefined ? { tailBytes: options.tailBytes } : {}),
-        ...(options.ringLines !== undefined ? { ringLines: options.ringLines } : {}),
-        ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
-      })
-    : null
+  const shell = isShell ? createShellRuntime(shellOptions(options)) : null
 
   const runners: Partial<Record<ToolName, Runner>> = {
     copy: (i) => fs.copy(i as never),

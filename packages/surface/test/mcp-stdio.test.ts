@@ -147,7 +147,6 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     const c = await open([])
     await c.client.listTools()
     const cases: Array<[string, Record<string, unknown>, string]> = [
-      ['shell', { commands: ['true'] }, 'unknown_tool'],
       ['shell_logs', { id: 'dev', n: 0 }, 'invalid_input'],
       ['shell_logs', { id: 'nope' }, 'unknown_id'],
       ['copy', { src: '../../etc/passwd', dest: 'x' }, 'outside_roots'],
@@ -190,11 +189,23 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     await closeAndProveGone(allowed)
   }, 60_000)
 
-  it('offers no shell tool with --no-shell and refuses a call to one as disabled', async () => {
+  it('answers a call to a tool it does not serve with the protocol error -32602, not a tool result', async () => {
+    const c = await open([])
+    await expect(c.client.callTool({ name: 'shell', arguments: { commands: ['true'] } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown tool: "shell"'),
+    })
+    await closeAndProveGone(c)
+  })
+
+  it('offers no shell tool with --no-shell and refuses a call to one as a protocol error naming the toggle', async () => {
     const c = await open(['--no-shell'])
     const { tools } = await c.client.listTools()
     expect(tools.map((t) => t.name)).toEqual(['copy', 'move', 'delete', 'create_directory', 'file_exists'])
-    expect(envelope(await c.client.callTool({ name: 'shell_run', arguments: { commands: ['true'] } }))).toMatchObject({ code: 'disabled' })
+    await expect(c.client.callTool({ name: 'shell_run', arguments: { commands: ['true'] } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('shell_run is switched off by the host (toggle `shell`)'),
+    })
     await closeAndProveGone(c)
   })
 

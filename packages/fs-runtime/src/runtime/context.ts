@@ -9,10 +9,19 @@ export interface ConfirmRequest {
 }
 
 /**
- * The host's confirmation hook, consulted before a destructive act (delete, or a copy/move
- * that replaces an existing dest). Anything but `true` (or a throw) declines.
+ * A declined confirmation that says what happened, in words that finish the sentence
+ * "not confirmed: …" (e.g. `the user declined`), for the not_confirmed message.
  */
-export type ConfirmHook = (request: ConfirmRequest) => boolean | Promise<boolean>
+export interface ConfirmDecline {
+  declined: string
+}
+
+/**
+ * The host's confirmation hook, consulted before a destructive act (delete, or a copy/move
+ * that replaces an existing dest). Anything but `true` (or a throw) declines; a
+ * `{ declined: why }` answer declines and says why.
+ */
+export type ConfirmHook = (request: ConfirmRequest) => boolean | ConfirmDecline | Promise<boolean | ConfirmDecline>
 
 /** What every tool gets: the real roots, the gates and the confirmation hook. */
 export interface Context {
