@@ -8,13 +8,14 @@ import {
   isToolName,
   renderPrompt,
   toErrorEnvelope,
+  ToolError,
   type PromptProse,
   type ToolContract,
   type ToolDescriptor,
   type ToolName,
 } from '@hands/contracts'
 import { createFsRuntime, type PathGate } from '@hands/fs-runtime'
-import { captureLoginEnvironment, createShellRuntime, type LoginEnvironment, type ShellResource, type ShellRuntimeOptions } from '@hands/shell-runtime'
+import { captureLoginEnvironment, createShellRuntime, type LoginEnvironment, type ShellResource, type ShellRuntime, type ShellRuntimeOptions } from '@hands/shell-runtime'
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
 import { failure, type CallOutcome } from './outcome.ts'
 
@@ -63,7 +64,7 @@ export interface Session {
   /** Validate, then run one tool. Never rejects for a tool failure. */
   call<N extends ToolName>(name: N, input: unknown): Promise<CallOutcome<N>>
   call(name: string, input: unknown): Promise<CallOutcome>
-  /** Background shells of this session, live and exited. Empty when the shell toggle is off. */
+  /** Background shells of this session, live and exited. Empty when the shell toggle is off, and until the first shell call starts the shell runtime. */
   resources(): ShellResource[]
   /** Every line a shell's ring retains (oldest first), without counting as a read; null for an unknown id. */
   retainedLines(id: string): string[] | null
@@ -131,7 +132,19 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     ...(options.gates ? { gates: options.gates } : {}),
     ...(options.confirm ? { confirm: options.confirm } : {}),
   })
-  const shell = isShell ? createShellRuntime(shellOptions(options)) : null
+  // The shell runtime (its spool folder, cgroup and reaper) starts with the first shell call.
+  let shell: ShellRuntime | null = null
+  const listeners = new Set<() => void>()
+  const shellRuntime = (): ShellRuntime => {
+    if (shell !== null) return shell
+    if (closed !== null) throw new ToolError({ code: 'disabled', message: 'this hands session is closed', hint: 'Open a new session to call tools.', is_preflight: true })
+    shell = createShellRuntime(shellOptions(options))
+    shell.onResourcesChanged(() => {
+      for (const l of listeners) l()
+    })
+    return shell
+  }
+  let closed: Promise<void> | null = null
 
   const runners: Partial<Record<ToolName, Runner>> = {
     copy: (i) => fs.copy(i as never),
@@ -140,15 +153,13 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     create_directory: (i) => fs.create_directory(i as never),
     file_exists: (i) => fs.file_exists(i as never),
   }
-  if (shell !== null) {
-    runners.shell_run = (i) => shell.shell_run(i as never)
-    runners.shell_background = (i) => shell.shell_background(i as never)
-    runners.shell_logs = (i) => shell.shell_logs(i as never)
-    runners.shell_type = (i) => shell.shell_type(i as never)
-    runners.shell_stop = (i) => shell.shell_stop(i as never)
+  if (isShell) {
+    runners.shell_run = (i) => shellRuntime().shell_run(i as never)
+    runners.shell_background = (i) => shellRuntime().shell_background(i as never)
+    runners.shell_logs = (i) => shellRuntime().shell_logs(i as never)
+    runners.shell_type = (i) => shellRuntime().shell_type(i as never)
+    runners.shell_stop = (i) => shellRuntime().shell_stop(i as never)
   }
-
-  let closed: Promise<void> | null = null
 
   async function call(name: string, input: unknown): Promise<CallOutcome> {
     if (closed !== null) {
@@ -227,9 +238,15 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     call: call as Session['call'],
     resources: () => (shell === null ? [] : shell.resources()),
     retainedLines: (id) => (shell === null ? null : shell.retainedLines(id)),
-    onResourcesChanged: (listener) => (shell === null ? () => {} : shell.onResourcesChanged(listener)),
+    onResourcesChanged: (listener) => {
+      const l = () => listener()
+      listeners.add(l)
+      return () => {
+        listeners.delete(l)
+      }
+    },
     close: () => {
-      closed ??= shell === null ? Promise.resolve() : shell.close()
+      closed ??= (shell === null ? Promise.resolve() : shell.close()).finally(() => listeners.clear())
       return closed
     },
   }

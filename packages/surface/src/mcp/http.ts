@@ -2,27 +2,29 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import { shareLoginEnvironment, type SurfaceOptions } from '../session.ts'
+import { allowedHosts, hostHeader, isAllowedOrigin, isLoopback } from './guard.ts'
+import { BodyTooLarge, readBody } from './read-body.ts'
 import { createMcpServer, type HandsMcpServer } from './server.ts'
+
+export { isLoopback }
 
 export const MCP_PATH = '/mcp'
 /** A session with no request for this long is closed (30 minutes). */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000
 /** Sessions open at once, at most. */
 export const DEFAULT_MAX_SESSIONS = 32
+/** The largest request body read (4 MiB); a larger one is answered 413. */
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+/** How long a connection answered 413 may go on sending before it is cut. */
+const DRAIN_MS = 2000
 
 /** JSON-RPC codes the front door answers with. */
 const PARSE_ERROR = -32700
 const SERVER_ERROR = -32000
 const SESSION_NOT_FOUND = -32001
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
-
-/** True for a host name or address that only this machine can reach. */
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host)
-}
 
 /** Parse `HOST:PORT` (IPv6 as `[::1]:PORT`); port 0 picks a free port. */
 export function parseListen(value: string): { host: string; port: number } {
@@ -41,6 +43,10 @@ export interface HttpServeOptions {
   sessionIdleMs?: number
   /** Sessions open at once; one more `initialize` is answered 503 (default 32). */
   maxSessions?: number
+  /** The largest request body read, in bytes; a larger one is answered 413 (default 4 MiB). */
+  maxBodyBytes?: number
+  /** More Host header values to accept (`name` for `name:PORT`, or `name:port`), besides the bind address and, on loopback, the loopback names. */
+  allowHosts?: string[]
 }
 
 export interface RunningHttpServer {
@@ -65,15 +71,25 @@ const ENDED_KEPT = 1024
 
 class BadBody extends Error {}
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  const text = Buffer.concat(chunks).toString('utf8')
+async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const text = (await readBody(req, limit)).toString('utf8')
   try {
     return JSON.parse(text)
   } catch (e) {
     throw new BadBody(`the request body is not JSON (${(e as Error).message})`)
   }
+}
+
+/** Why a POST's headers are refused before its body is read, or null when they are fine. */
+function postHeaders(req: IncomingMessage): { status: number; message: string } | null {
+  if (!isJsonContentType(req.headers['content-type'])) {
+    return { status: 415, message: `Unsupported Media Type: Content-Type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '')}` }
+  }
+  const accept = req.headers.accept ?? ''
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    return { status: 406, message: 'Not Acceptable: Accept must list both application/json and text/event-stream' }
+  }
+  return null
 }
 
 function reply(res: ServerResponse, status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}) {
@@ -101,6 +117,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
   }
   const idleMs = positive('sessionIdleMs', listen.sessionIdleMs, DEFAULT_SESSION_IDLE_MS)
   const maxSessions = positive('maxSessions', listen.maxSessions, DEFAULT_MAX_SESSIONS)
+  const maxBody = positive('maxBodyBytes', listen.maxBodyBytes, DEFAULT_MAX_BODY_BYTES)
   const sessionOptions = shareLoginEnvironment(options)
 
   const sessions = new Map<string, LiveSession>()
@@ -108,8 +125,8 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
   /** Sessions being opened (an initialize in flight), counted against the cap. */
   let opening = 0
   let closing: Promise<void> | null = null
-  // Host headers accepted on a loopback bind (DNS-rebinding protection); set once the port is known.
-  let allowedHosts: string[] | undefined
+  // Host headers accepted (DNS-rebinding protection), null for any; set once the port is known.
+  let hosts: string[] | null = []
 
   const remember = (id: string, why: string) => {
     ended.set(id, why)
@@ -180,13 +197,28 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     }
   }
 
+  /**
+   * Everything about a request is checked before anything is made for it: Host, path, Origin,
+   * method, then (for a POST) its headers, its size and its JSON. Only a valid `initialize`
+   * under the session cap creates a session, and a session starts no process until a tool
+   * needs one.
+   */
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    if (allowedHosts !== undefined && !allowedHosts.includes(req.headers.host ?? '')) {
-      return reply(res, 403, SERVER_ERROR, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed; use ${allowedHosts.join(' or ')}`)
+    const host = (req.headers.host ?? '').toLowerCase()
+    if (hosts !== null && !hosts.includes(host)) {
+      return reply(res, 403, SERVER_ERROR, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed; use ${hosts.join(' or ')} (more with --allow-host)`)
     }
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname !== MCP_PATH) return reply(res, 404, SERVER_ERROR, `not found; the MCP endpoint is ${MCP_PATH}`)
+    if (!isAllowedOrigin(req.headers.origin, hosts)) {
+      return reply(res, 403, SERVER_ERROR, `Origin ${JSON.stringify(req.headers.origin)} is not allowed: only requests without an Origin, or from a loopback or allowed host, reach this server`)
+    }
+    if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') {
+      return reply(res, 405, SERVER_ERROR, `Method ${req.method ?? ''} not allowed; use POST, GET or DELETE`, null, { allow: 'GET, POST, DELETE' })
+    }
     if (closing !== null) return reply(res, 503, SERVER_ERROR, 'this server is shutting down')
+    const headerError = req.method === 'POST' ? postHeaders(req) : null
+    if (headerError !== null) return reply(res, headerError.status, SERVER_ERROR, headerError.message)
     const sessionId = req.headers['mcp-session-id']
     if (sessionId !== undefined) {
       const id = Array.isArray(sessionId) ? sessionId.join(',') : sessionId
@@ -196,11 +228,11 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
         return reply(res, 404, SESSION_NOT_FOUND, `Session not found: ${why ?? `no session ${JSON.stringify(id)} is open here`}; start a new one with initialize`)
       }
       hold(s, res)
-      const body = req.method === 'POST' ? await readJson(req) : undefined
+      const body = req.method === 'POST' ? await readJson(req, maxBody) : undefined
       return s.transport.handleRequest(req, res, body)
     }
     if (req.method !== 'POST') return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request')
-    const body = await readJson(req)
+    const body = await readJson(req, maxBody)
     if (!isInitializeRequest(body)) return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request', (body as { id?: unknown } | null)?.id)
     return open(req, res, body)
   }
@@ -209,6 +241,12 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     handle(req, res).catch((e: unknown) => {
       if (res.headersSent) return
       if (e instanceof BadBody) return reply(res, 400, PARSE_ERROR, `Parse error: ${e.message}`)
+      if (e instanceof BodyTooLarge) {
+        // Say so, stop the connection after the answer, and cut a client that keeps sending.
+        reply(res, 413, SERVER_ERROR, `Payload Too Large: ${e.message}, this server's limit (--max-body-bytes)`, null, { connection: 'close' })
+        setTimeout(() => req.socket.destroy(), DRAIN_MS).unref()
+        return
+      }
       process.stderr.write(`hands: http request failed: ${String(e)}\n`)
       reply(res, 500, SERVER_ERROR, 'internal error')
     })
@@ -218,9 +256,8 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     http.listen(listen.port, listen.host, () => resolve())
   })
   const address = http.address() as AddressInfo
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  const url = `http://${host}:${address.port}${MCP_PATH}`
-  if (isLoopback(listen.host)) allowedHosts = [`127.0.0.1:${address.port}`, `localhost:${address.port}`, `[::1]:${address.port}`]
+  const url = `http://${hostHeader(address.address, address.port)}${MCP_PATH}`
+  hosts = allowedHosts(listen.host, address.port, listen.allowHosts ?? [])
 
   return {
     url,
