@@ -248,4 +248,23 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     expect(await eventually(() => processesMentioning(c.root).length === 0)).toBe(true)
     expect(c.stderr()).toContain('stopping shells')
   })
+
+  it('answers a message over the 10 MiB stdio limit with an error for that request and keeps serving, its shells alive', async () => {
+    const c = await open([])
+    const bg = structured<{ pid: number }>(await c.client.callTool({ name: 'shell_background', arguments: { commands: ['sleep 1000'], id: 'before' } }))
+    const huge = 'x'.repeat(11 * 1024 * 1024)
+    await expect(c.client.callTool({ name: 'shell_run', arguments: { commands: [`echo ${huge}`] } })).rejects.toMatchObject({
+      code: -32600,
+      message: expect.stringContaining("over this server's 10485760-byte limit for one stdio message"),
+    })
+    expect(isAlive(bg.pid)).toBe(true)
+    const after = structured<{ commands: Array<{ stdout: string }> }>(await c.client.callTool({ name: 'shell_run', arguments: { commands: ['echo still serving'] } }))
+    expect(after.commands[0]?.stdout).toBe('still serving\n')
+    // Just under the limit is read as usual.
+    const near = 'y'.repeat(9 * 1024 * 1024)
+    const big = structured<{ commands: Array<{ stdout: string }> }>(await c.client.callTool({ name: 'shell_run', arguments: { commands: [`echo ${near.length}`] } }))
+    expect(big.commands[0]?.stdout).toBe(`${near.length}\n`)
+    expect(c.stderr()).toContain('dropped a stdio message of')
+    await closeAndProveGone(c)
+  }, 90_000)
 })
