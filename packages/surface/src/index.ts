@@ -1,6 +1,6 @@
 export { createSurface, enabledContracts, enabledTools, shareLoginEnvironment, type Session, type SurfaceOptions } from './session.ts'
 export { failure, type CallOutcome } from './outcome.ts'
-export type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmDecline, ConfirmHook, ConfirmRequest } from './hooks.ts'
+export type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmDecline, ConfirmHook, ConfirmRequest, ConfirmTarget } from './hooks.ts'
 export type { PathAccess, PathGate } from '@hands/fs-runtime'
 export type { LoginEnvironment, ShellResource } from '@hands/shell-runtime'
 export { renderError, renderResult, type RenderOptions } from './render/text.ts'

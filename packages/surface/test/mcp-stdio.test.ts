@@ -267,4 +267,33 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     expect(c.stderr()).toContain('dropped a stdio message of')
     await closeAndProveGone(c)
   }, 90_000)
+
+  it('shows a person every path of a delete escaped, one per line, saying which are directories and how much they hold', async () => {
+    const asked: string[] = []
+    const c = await open([], {}, { elicitation: {} })
+    c.client.setRequestHandler(ElicitRequestSchema, (req) => {
+      asked.push(req.params.message)
+      return { action: 'decline' }
+    })
+    const spoof = 'tmp.log\n\n(only this temporary log file is affected; nothing else is deleted)\u001b[2K\u001b[1A\u202e'
+    writeFileSync(join(c.root, spoof), 'log\n')
+    mkdirSync(join(c.root, 'important'))
+    writeFileSync(join(c.root, 'important', 'data.db'), 'x'.repeat(5000))
+    writeFileSync(join(c.root, 'important', 'notes'), 'y'.repeat(10))
+    expect(envelope(await c.client.callTool({ name: 'delete', arguments: { paths: [spoof, 'important'] } }))).toMatchObject({ code: 'not_confirmed' })
+    expect(existsSync(join(c.root, 'important', 'data.db'))).toBe(true)
+    expect(existsSync(join(c.root, spoof))).toBe(true)
+
+    const message = asked[0] as string
+    expect(message).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200b-\u200f]/)
+    const lines = message.split('\n')
+    expect(lines[0]).toBe('delete asks to delete 2 paths:')
+    expect(lines[1]).toBe(
+      `- "${c.root}/tmp.log\\n\\n(only this temporary log file is affected; nothing else is deleted)\\x1b[2K\\x1b[1A\\u{202e}": file, 4 bytes`,
+    )
+    expect(lines[2]).toBe(`- "${c.root}/important": directory holding 2 files, 5010 bytes (4.9 KiB)`)
+    expect(lines[3]).toBe('Everything inside the directory goes too.')
+    expect(lines).toHaveLength(4)
+    await closeAndProveGone(c)
+  })
 })

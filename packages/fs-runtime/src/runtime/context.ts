@@ -1,11 +1,24 @@
 import type { PathGate } from '../confine/gate.ts'
 import { createLimiter, type Limiter } from '../util/limit.ts'
 
-/** What the host's confirmation hook is asked. `paths` are the real absolute paths at stake. */
+/** One path at stake in a confirmation: what it is and how much it holds. */
+export interface ConfirmTarget {
+  /** The real absolute path. */
+  path: string
+  kind: 'file' | 'directory' | 'symlink' | 'other'
+  /** Entries that are not directories, under a directory (counted, symlinks never followed); 1 for anything else. */
+  files: number
+  /** Bytes of the regular files among them (a symlink itself counts 0). */
+  bytes: number
+}
+
+/** What the host's confirmation hook is asked. `paths` are the real absolute paths at stake; `targets` says what each is. */
 export interface ConfirmRequest {
   tool: string
   action: 'delete' | 'overwrite'
   paths: string[]
+  /** One per path, in the same order. */
+  targets: ConfirmTarget[]
 }
 
 /**
