@@ -3,7 +3,8 @@
  * `file_exists(["."])` round trips through the SDK client over stdio and Streamable HTTP (each
  * server a process of its own), side by side with the same calls on the library session and a
  * raw `bash -c true` spawn, interleaved call by call so load from elsewhere falls on every
- * series alike. Then the first `shell_run` of a new HTTP session against a later one.
+ * series alike. Then the first `shell_run` of a new HTTP session (which starts that session's
+ * shell runtime: spool folder, cgroup, reaper) against a later one.
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
@@ -98,14 +99,17 @@ try {
     { name: 'http file_exists(["."])', call: run(http.client, 'file_exists', { paths: ['.'] }), times: [] },
   ]
   for (let i = 0; i < WARMUP; i++) for (const s of series) await s.call()
+  // Round i starts at series i (mod n): a call pays for what the call before it left behind (a
+  // child's exit, a server finishing up), so every series takes every place in turn.
   for (let i = 0; i < CALLS; i++) {
-    for (const s of series) {
+    for (let k = 0; k < series.length; k++) {
+      const s = series[(i + k) % series.length] as Series
       const t = performance.now()
       await s.call()
       s.times.push(performance.now() - t)
     }
   }
-  console.log(`${CALLS} interleaved calls per series after ${WARMUP} warm-up rounds; min – median – max\n`)
+  console.log(`${CALLS} interleaved calls per series after ${WARMUP} warm-up rounds, the order rotated each round; min – median – max\n`)
   for (const s of series) report(s.name, spread(s.times))
   const m = (name: string) => median((series.find((s) => s.name === name) as Series).times)
   console.log('')
