@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { captureLoginEnvironment } from '../src/index.ts'
-import { logsUntil, makeRuntime, tempDir } from './helpers.ts'
+import { jobProcesses, logsUntil, makeRuntime, tempDir } from './helpers.ts'
 
 function profileHome(profile: string): string {
   const home = tempDir('home')
@@ -97,5 +97,20 @@ describe('login environment', () => {
     expect(asked).toBe(3)
     const allowed = makeRuntime({ hostEnv: hostEnv(home), loginEnv, envAllow: ['PROFILE_*'] }).rt
     expect((await allowed.shell_run({ commands: ['echo "[${PROFILE_ONLY-}]"'] })).commands[0]?.stdout).toBe('[set-by-profile]\n')
+  })
+
+  it('stops a login-environment capture when asked, leaving nothing behind and reporting the host environment', async () => {
+    const home = profileHome('sleep 30\n')
+    const stop = new AbortController()
+    const started = performance.now()
+    const capture = captureLoginEnvironment({ roots: [home], hostEnv: hostEnv(home) }, stop.signal)
+    setTimeout(() => stop.abort(), 300)
+    const env = await capture
+    expect(performance.now() - started).toBeLessThan(10_000)
+    expect(env.source).toBe('host')
+    expect(env.env['HOME']).toBe(home)
+    expect(env.env['MY_API_KEY']).toBeUndefined()
+    expect(jobProcesses()).toEqual([])
+    expect(await captureLoginEnvironment({ roots: [home], hostEnv: hostEnv(home) }, stop.signal)).toMatchObject({ source: 'host', error: expect.stringContaining('stopped') })
   })
 })

@@ -108,12 +108,13 @@ function shellOptions(options: SurfaceOptions): ShellRuntimeOptions {
 /**
  * Start capturing the login environment now, in the background, once for every session made
  * with the options returned (they carry it as `loginEnv`). A session's first command waits for
- * the capture only while it is still running; it is never captured again. Options that already
- * carry a `loginEnv`, or switch the shell tools off, come back as they are.
+ * the capture only while it is still running; it is never captured again. Aborting `signal`
+ * stops a capture still running (sessions then start from the host's allowed variables). Options
+ * that already carry a `loginEnv`, or switch the shell tools off, come back as they are.
  */
-export function shareLoginEnvironment(options: SurfaceOptions = {}): SurfaceOptions {
+export function shareLoginEnvironment(options: SurfaceOptions = {}, signal?: AbortSignal): SurfaceOptions {
   if (options.loginEnv !== undefined || !(options.toggles?.shell ?? true)) return options
-  const captured = captureLoginEnvironment(shellOptions(options))
+  const captured = captureLoginEnvironment(shellOptions(options), signal)
   captured.catch(() => {
     // Each session that asks sees the failure itself.
   })

@@ -118,7 +118,9 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
   const idleMs = positive('sessionIdleMs', listen.sessionIdleMs, DEFAULT_SESSION_IDLE_MS)
   const maxSessions = positive('maxSessions', listen.maxSessions, DEFAULT_MAX_SESSIONS)
   const maxBody = positive('maxBodyBytes', listen.maxBodyBytes, DEFAULT_MAX_BODY_BYTES)
-  const sessionOptions = shareLoginEnvironment(options)
+  // Closing the server stops a login-environment capture still running.
+  const capture = new AbortController()
+  const sessionOptions = shareLoginEnvironment(options, capture.signal)
 
   const sessions = new Map<string, LiveSession>()
   const ended = new Map<string, string>()
@@ -264,6 +266,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     sessions: () => [...sessions.keys()],
     close: () => {
       closing ??= (async () => {
+        capture.abort()
         const all = [...sessions.values()]
         await Promise.all(all.map((s) => end(s, 'the server is shutting down')))
         http.closeAllConnections()
