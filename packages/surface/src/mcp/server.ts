@@ -14,7 +14,7 @@ import {
 import { SHELL_TOGGLE, isToolName } from '@hands/contracts'
 import { toApiTools } from '../adapters/api-tools.ts'
 import type { ConfirmHook } from '../hooks.ts'
-import { renderError, renderResult } from '../render/text.ts'
+import { renderOutcome } from '../render/text.ts'
 import { createSurface, type Session, type SurfaceOptions } from '../session.ts'
 import { askToConfirm } from './confirm.ts'
 import { PROMPTS, getPrompt } from './prompts.ts'
@@ -97,14 +97,14 @@ export function createMcpServer(options: SurfaceOptions = {}, serverOptions: Mcp
     const outcome = await session.call(name, request.params.arguments ?? {})
     if (outcome.ok) {
       return {
-        content: [{ type: 'text', text: renderResult(outcome.tool, outcome.result, renderOptions) }],
+        content: [{ type: 'text', text: renderOutcome(outcome, renderOptions) }],
         structuredContent: outcome.result as Record<string, unknown>,
       }
     }
     if (REFUSALS.has(outcome.error.code)) notify('warning', `${name} refused (${outcome.error.code}): ${outcome.error.message}`)
     return {
       isError: true,
-      content: [{ type: 'text', text: renderError(outcome.error) }],
+      content: [{ type: 'text', text: renderOutcome(outcome) }],
       _meta: { 'hands/error': outcome.error },
     }
   })
