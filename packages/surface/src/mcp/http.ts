@@ -18,8 +18,8 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000
 export const DEFAULT_MAX_SESSIONS = 32
 /** The largest request body read (4 MiB); a larger one is answered 413. */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
-/** How long a connection answered 413 may go on sending before it is cut. */
-const DRAIN_MS = 2000
+/** How long a client answered 413 may go on sending (read and dropped) before its connection is cut. */
+const DRAIN_MS = 5000
 
 /** JSON-RPC codes the front door answers with. */
 const PARSE_ERROR = -32700
@@ -244,9 +244,14 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       if (res.headersSent) return
       if (e instanceof BadBody) return reply(res, 400, PARSE_ERROR, `Parse error: ${e.message}`)
       if (e instanceof BodyTooLarge) {
-        // Say so, stop the connection after the answer, and cut a client that keeps sending.
-        reply(res, 413, SERVER_ERROR, `Payload Too Large: ${e.message}, this server's limit (--max-body-bytes)`, null, { connection: 'close' })
-        setTimeout(() => req.socket.destroy(), DRAIN_MS).unref()
+        // Answer at once while the rest of the body is read and dropped: closing a socket the
+        // client is still writing to resets it, and the client may lose the answer. One that
+        // goes on sending past DRAIN_MS is cut.
+        reply(res, 413, SERVER_ERROR, `Payload Too Large: ${e.message}, this server's limit (--max-body-bytes)`)
+        const cut = setTimeout(() => req.socket.destroy(), DRAIN_MS)
+        cut.unref()
+        req.once('end', () => clearTimeout(cut))
+        req.once('close', () => clearTimeout(cut))
         return
       }
       process.stderr.write(`hands: http request failed: ${String(e)}\n`)
