@@ -37,7 +37,10 @@ export async function serveHttpProcess(args: string[] = [], env: Record<string, 
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start: ${stderr}`)), 30_000)
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`the server did not start: ${stderr}`))
+    }, 30_000)
     const look = () => {
       const m = /at (http:\/\/\S+\/mcp)/.exec(stderr)
       if (m) {
@@ -50,6 +53,11 @@ export async function serveHttpProcess(args: string[] = [], env: Record<string, 
       clearTimeout(timer)
       reject(new Error(`the server exited: ${stderr}`))
     })
+  }).catch(async (e: unknown) => {
+    await exited
+    root.remove()
+    tmp.remove()
+    throw e
   })
   return {
     url,
