@@ -25,7 +25,8 @@ function hostEnv(home: string): Record<string, string> {
 describe('login environment', () => {
   it('is captured once from a login shell, so a PATH entry the profile adds is visible to every command', async () => {
     const home = profileHome(PROFILE)
-    const { rt } = makeRuntime({ hostEnv: hostEnv(home) })
+    // The profile records each run in HOME, which confined commands may write only when the host allows it.
+    const { rt } = makeRuntime({ hostEnv: hostEnv(home), allowWrite: [home] })
     const r = await rt.shell_run({ commands: ['hello-from-profile', 'echo "$HOME|$USER|$LANG"'] })
     expect(r.commands[0]).toMatchObject({ exit: 0, stdout: 'hello from the profile PATH\n' })
     expect(r.commands[1]?.stdout).toBe(`${home}|tester|C.UTF-8\n`)
@@ -41,7 +42,7 @@ describe('login environment', () => {
 
   it('is captured again on refresh, and later commands see the new profile', async () => {
     const home = profileHome(PROFILE)
-    const { rt } = makeRuntime({ hostEnv: hostEnv(home) })
+    const { rt } = makeRuntime({ hostEnv: hostEnv(home), allowWrite: [home] })
     await rt.shell_run({ commands: ['true'] })
     writeFileSync(join(home, '.bash_profile'), `${PROFILE}export PATH="$HOME/second:$PATH"\n`)
     await rt.refreshLoginEnvironment()

@@ -1,7 +1,9 @@
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { assertInput, SHELL_LOGS, SHELL_BACKGROUND, shellRun, type ShellRunInput, type ShellRunResult } from '@hands/contracts'
 import { childEnv, NON_INTERACTIVE } from '../env/child-env.ts'
-import { resolveCwd } from '../cwd/resolve-cwd.ts'
+import { refusalNote } from '../confine/refusal-note.ts'
+import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { refuse } from '../errors.ts'
 import { runPiped, SpawnError } from '../process/run-piped.ts'
 import { shellSignalHint } from '../process/signals.ts'
@@ -35,8 +37,16 @@ function pipestatusNote(stages: number[] | null, exit: number | null): string | 
 export async function shellRunTool(session: Session, raw: ShellRunInput): Promise<ShellRunResult> {
   session.assertOpen()
   const input = assertInput(shellRun, raw)
-  const { options } = session
-  const cwd = await resolveCwd(options.roots, input.cwd, options.gates, shellRun.name)
+  const cwd = await holdCwd(session.roots, input.cwd, session.options.gates, shellRun.name)
+  try {
+    return await runBatch(session, input, cwd)
+  } finally {
+    releaseCwd(cwd)
+  }
+}
+
+async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): Promise<ShellRunResult> {
+  const { options, confiner } = session
   const login = await session.loginEnv()
   const env = childEnv(login.env, NON_INTERACTIVE, { BASH_ENV: session.preludePath })
   const started = performance.now()
@@ -61,12 +71,13 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
     const tree = session.keeper.create()
     const seq = session.nextSeq()
     let run
+    let scriptFile: string | null = null
     try {
+      const start = session.launch(tree, command, cwd, seq)
+      scriptFile = start.scriptFile
       run = await session.track((signal) =>
         runPiped({
-          bash: session.bash,
-          script: command,
-          cwd,
+          launch: start.launch,
           env,
           tree,
           headBytes: options.headBytes,
@@ -80,6 +91,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
       )
     } catch (err) {
       tree.dispose()
+      if (scriptFile !== null) rmSync(scriptFile, { force: true })
       if (err instanceof SpawnError && results.length === 0) {
         throw refuse('spawn_failed', `Could not start bash: ${err.message}.`, 'The system is short of processes or memory; retry when it has settled.')
       }
@@ -87,6 +99,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
       results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
       continue
     }
+    if (scriptFile !== null) rmSync(scriptFile, { force: true })
     const exit = run.ending?.exit ?? null
     const notes: Array<string | null> = []
     if (run.timedOut) {
@@ -103,9 +116,11 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
       notes.push(shellSignalHint(exit) === null ? null : `${shellSignalHint(exit)}.`)
     }
     notes.push(pipestatusNote(run.pipestatus, exit))
+    notes.push(refusalNote(confiner, run.stderr.text, cwd.real))
     if (run.leftovers !== null) notes.push(leftoverNote(run.leftovers))
     notes.push(survivorNote([...(run.leftovers?.survivors ?? []), ...(run.boundStop?.survivors ?? [])]))
     notes.push(streamNote('stdout', run.stdout), streamNote('stderr', run.stderr))
+    notes.push(confiner.unconfinedNote)
     results.push({
       command,
       stdout: run.stdout.text,
@@ -119,7 +134,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
 
   const firstBad = results.find((r) => r.exit !== 0)
   return {
-    cwd,
+    cwd: cwd.real,
     commands: results,
     exit: firstBad === undefined ? 0 : firstBad.exit,
     duration_ms: Math.round(performance.now() - started),

@@ -7,16 +7,27 @@ export const MARKER_VAR = 'HANDS_JOB'
 
 const self = process.pid
 
+/** The last pid the kernel handed out in our pid namespace, or 0 when unknown. */
+export function lastPid(): number {
+  try {
+    return Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'latin1')) || 0
+  } catch {
+    return 0
+  }
+}
+
 /**
  * Pids whose environment holds an entry starting with `needle` (the entry `HANDS_JOB=<value>`
  * with a NUL or the value's end after it), plus every descendant of such a process, so a child
- * that cleared its environment is still found while its parent lives.
+ * that cleared its environment is still found while its parent lives. Only pids above `after`
+ * are read (a job's processes are newer than the job), unless pids have wrapped around since.
  */
-export function scanMarked(needle: Buffer, isPrefix: boolean): number[] {
+export function scanMarked(needle: Buffer, isPrefix: boolean, after = 0): number[] {
   const marked = new Set<number>()
   const parents = new Map<number, number>()
+  const from = after > 0 && lastPid() >= after ? after : 0
   for (const pid of allPids()) {
-    if (pid === self) continue
+    if (pid === self || pid <= from) continue
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
       const rest = stat.slice(stat.lastIndexOf(')') + 2)
@@ -59,6 +70,7 @@ export function scanMarked(needle: Buffer, isPrefix: boolean): number[] {
 }
 
 class MarkerTree implements JobTree {
+  readonly cgroupProcs = null
   readonly env: Readonly<Record<string, string>>
   readonly #needle: Buffer
 
@@ -71,6 +83,10 @@ class MarkerTree implements JobTree {
     return scanMarked(this.#needle, false)
   }
 
+  strays(): number[] {
+    return []
+  }
+
   signalAll(signal: NodeJS.Signals): number[] {
     return this.pids().filter((p) => trySignal(p, signal))
   }
@@ -80,6 +96,16 @@ class MarkerTree implements JobTree {
   }
 
   dispose(): void {}
+}
+
+/** Kill every process marked with a job of `session`, a few rounds, synchronously. */
+export function killMarkedSync(session: string): void {
+  const needle = Buffer.from(`${MARKER_VAR}=${session}.`)
+  for (let round = 0; round < 5; round++) {
+    const pids = scanMarked(needle, true)
+    if (pids.length === 0) return
+    for (const p of pids) trySignal(p, 'SIGKILL')
+  }
 }
 
 /** Job trees found by a per-job environment marker, scanned through /proc. */
@@ -97,16 +123,11 @@ export class MarkerKeeper implements TreeKeeper {
   }
 
   killEverythingSync(): void {
-    const needle = Buffer.from(`${MARKER_VAR}=${this.#session}.`)
-    for (let round = 0; round < 5; round++) {
-      const pids = scanMarked(needle, true)
-      if (pids.length === 0) return
-      for (const p of pids) trySignal(p, 'SIGKILL')
-    }
+    killMarkedSync(this.#session)
   }
 
   reaperArgs(): string[] {
-    return ['marker', `${MARKER_VAR}=${this.#session}.`]
+    return ['', `${MARKER_VAR}=${this.#session}.`]
   }
 
   close(): void {}
