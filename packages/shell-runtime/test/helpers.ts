@@ -53,9 +53,9 @@ export async function eventually<T>(check: () => T | undefined | Promise<T | und
 
 const made: Array<{ rt: ShellRuntime; dirs: string[] }> = []
 
-/** A temporary directory (real path), removed after the test. */
-export function tempDir(label = 'root'): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), `hands-test-${label}-`)))
+/** A temporary directory (real path) under `base`, removed after the test. */
+export function tempDir(label = 'root', base = tmpdir()): string {
+  const dir = realpathSync(mkdtempSync(join(base, `hands-test-${label}-`)))
   extraDirs.push(dir)
   return dir
 }

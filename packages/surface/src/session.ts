@@ -14,7 +14,7 @@ import {
   type ToolName,
 } from '@hands/contracts'
 import { createFsRuntime, type PathGate } from '@hands/fs-runtime'
-import { createShellRuntime, type ShellResource } from '@hands/shell-runtime'
+import { createShellRuntime, type Confinement, type ConfineMode, type ShellResource } from '@hands/shell-runtime'
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
 import { failure, type CallOutcome } from './outcome.ts'
 
@@ -37,6 +37,14 @@ export interface SurfaceOptions {
   stopGraceMs?: number
   /** Extra environment variable names passed through to commands. */
   envAllow?: string[]
+  /** How commands are confined to the roots: `auto` (default), `landlock`, `bwrap` or `off`. */
+  confine?: ConfineMode
+  /** Extra directories commands may write under (say a package manager's cache). */
+  allowWrite?: string[]
+  /** Extra paths hidden from commands, beside the usual secret stores. */
+  denyRead?: string[]
+  /** TCP for commands (default true); false refuses TCP bind and connect. */
+  network?: boolean
   /** Asked before every destructive act; may decline (`not_confirmed`). */
   confirm?: ConfirmHook
   /** Path access gates, consulted by every fs tool and every shell `cwd`. */
@@ -55,6 +63,8 @@ export interface Session {
   readonly prompt: PromptProse
   /** The allowed roots, real paths, workspace root first. */
   readonly roots: readonly string[]
+  /** How commands are confined; null when the shell toggle is off. */
+  readonly confinement: Confinement | null
   /** Validate, then run one tool. Never rejects for a tool failure. */
   call<N extends ToolName>(name: N, input: unknown): Promise<CallOutcome<N>>
   call(name: string, input: unknown): Promise<CallOutcome>
@@ -82,6 +92,16 @@ export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool
   return enabledContracts(options).map((c) => describeTool(c, prose))
 }
 
+/** The confinement options of the shell runtime, from the surface's. */
+export function shellConfinement(options: SurfaceOptions): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network'> {
+  return {
+    ...(options.confine !== undefined ? { confine: options.confine } : {}),
+    ...(options.allowWrite ? { allowWrite: options.allowWrite } : {}),
+    ...(options.denyRead ? { denyRead: options.denyRead } : {}),
+    ...(options.network !== undefined ? { network: options.network } : {}),
+  }
+}
+
 /** Create a session with its runtimes. */
 export function createSurface(options: SurfaceOptions = {}): Session {
   const roots = options.roots?.length ? options.roots : [process.cwd()]
@@ -104,6 +124,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
         ...(options.tailBytes !== undefined ? { tailBytes: options.tailBytes } : {}),
         ...(options.ringLines !== undefined ? { ringLines: options.ringLines } : {}),
         ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
+        ...shellConfinement(options),
       })
     : null
 
@@ -198,6 +219,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     tools,
     prompt: renderPrompt({ codeTool: options.codeTool ?? CODE_TOOL, isShell }),
     roots: fs.roots,
+    confinement: shell === null ? null : shell.confinement,
     call: call as Session['call'],
     resources: () => (shell === null ? [] : shell.resources()),
     retainedLines: (id) => (shell === null ? null : shell.retainedLines(id)),

@@ -51,6 +51,8 @@ export function bwrapConfiner(input: { bwrap: string; helper: string; policy: Co
     policy,
     summary: summary.join('\n'),
     unconfinedNote: null,
+    tmpDir: tmpInside,
+    settleMs: 200,
     canLeaveCgroup: false,
     launch(job: JobSpec): Launch {
       const join = job.cgroupProcs === null ? [] : ['--cgroup', job.cgroupProcs]

@@ -18,7 +18,9 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
       `commands run UNCONFINED: ${input.reason}`,
       "they can write anywhere the user can, read every secret store and the server's environment (/proc/PID/environ), signal any of the user's processes and leave their cgroup",
     ].join('\n'),
-    unconfinedNote: `Ran unconfined (${input.reason}): the command could write outside the roots and read the server's environment.`,
+    unconfinedNote: `Ran unconfined (${input.reason}): it could write outside the roots and read the server's environment.`,
+    tmpDir: policy.tmpDir,
+    settleMs: 0,
     canLeaveCgroup: true,
     launch(job: JobSpec): Launch {
       const env: Record<string, string> = { PWD: job.cwd.real, TMPDIR: policy.tmpDir }

@@ -40,6 +40,10 @@ export interface Confiner {
   readonly summary: string
   /** The sentence every shell result carries when commands run unconfined; null when confined. */
   readonly unconfinedNote: string | null
+  /** The command's TMPDIR as the command sees it. */
+  readonly tmpDir: string
+  /** How long the mechanism's own processes may outlive the command (bubblewrap's pid 1), in ms; 0 for none. */
+  readonly settleMs: number
   /** True when a command may write to cgroupfs (confinement off, or a writable path covers it), so it could leave its cgroup. */
   readonly canLeaveCgroup: boolean
   /** The spawn of one job. */

@@ -51,6 +51,8 @@ export function landlockConfiner(input: { helper: string; abi: number; policy: C
     policy,
     summary: summary.join('\n'),
     unconfinedNote: null,
+    tmpDir: policy.tmpDir,
+    settleMs: 0,
     canLeaveCgroup: input.cgroupMount !== null && policy.writable.some((w) => isUnder(w, input.cgroupMount as string)),
     launch(job: JobSpec): Launch {
       const join = job.cgroupProcs === null ? [] : ['--cgroup', job.cgroupProcs]

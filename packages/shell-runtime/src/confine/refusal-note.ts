@@ -49,7 +49,7 @@ export function refusalNote(confiner: Confiner, stderr: string, cwd: string): st
       }
       if (OTHER_GUARDS.some((g) => isUnder(g, path)) || writableHolding(policy, path) !== undefined || !hostCanWrite(path)) continue
       return (
-        `The kernel refused a write to \`${path}\`: commands may write only under the allowed roots and their TMPDIR (${policy.tmpDir})` +
+        `The kernel refused a write to \`${path}\`: commands may write only under the allowed roots and their TMPDIR (${confiner.tmpDir})` +
         `${policy.allowWrite.length > 0 ? ` and ${policy.allowWrite.join(', ')}` : ''}; the host can allow more with --allow-write.`
       )
     }

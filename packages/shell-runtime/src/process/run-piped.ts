@@ -21,6 +21,8 @@ export interface PipedSpec {
   /** `performance.now()` by which the command must have ended; its tree is stopped then. */
   deadline: number
   graceMs: number
+  /** How long the mechanism's own processes may outlive bash before what is left counts as leftovers, in ms. */
+  settleMs: number
   /** Record the last pipeline's stage statuses (the prelude reports them on a pipe at fd 3). */
   isPipestatus: boolean
   /** Aborting stops the command's tree (SIGTERM, grace, SIGKILL); the command then reports how it ended. */
@@ -142,6 +144,7 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   let leftovers: StopReport | null = null
   if (abortStop !== null) await abortStop
   else if (first !== 'bound') {
+    if (spec.settleMs > 0) await waitEmpty(spec.tree, spec.settleMs)
     const report = await stopTree(spec.tree, spec.graceMs)
     if (report.foundCount > 0) leftovers = report
   }

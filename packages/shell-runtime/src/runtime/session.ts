@@ -220,6 +220,7 @@ export class Session {
             spoolBase: join(this.spoolDir, 'login-env'),
             deadline: performance.now() + this.options.loginEnvBoundMs,
             graceMs: this.options.stopGraceMs,
+            settleMs: this.confiner.settleMs,
             isPipestatus: false,
             signal,
           }),

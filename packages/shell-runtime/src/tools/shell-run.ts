@@ -85,6 +85,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
           spoolBase: join(session.spoolDir, `run-${seq}`),
           deadline,
           graceMs: options.stopGraceMs,
+          settleMs: confiner.settleMs,
           isPipestatus: true,
           signal,
         }),
