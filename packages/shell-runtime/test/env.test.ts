@@ -65,6 +65,15 @@ describe('login environment', () => {
     expect(a.commands[0]?.stdout).toBe('[][passed][set-by-profile]\n')
   })
 
+  it('passes the locale variables by their names only: LC_ALL and LC_PAPER pass, LC_MY_TOKEN does not', async () => {
+    const home = profileHome('')
+    const { rt } = makeRuntime({ hostEnv: { ...hostEnv(home), LC_ALL: 'C.UTF-8', LC_PAPER: 'C', LC_MY_TOKEN: 'sk-looks-like-a-locale' } })
+    const r = await rt.shell_run({ commands: ['echo "[${LC_ALL-}][${LC_PAPER-}][${LC_MY_TOKEN-}]"; env | grep -c sk-looks-like-a-locale'] })
+    expect(r.commands[0]?.stdout).toBe('[C.UTF-8][C][]\n0\n')
+    const b = await rt.shell_background({ commands: ['echo "bg [${LC_MY_TOKEN-}]"'] })
+    expect(await logsUntil(rt, b.id, (l) => l.length > 0)).toEqual(['bg []'])
+  })
+
   it('falls back to the host allowlist when the login shell fails, and says why', async () => {
     const home = profileHome('echo broken >&2; exit 3\n')
     const { rt } = makeRuntime({ hostEnv: hostEnv(home) })
