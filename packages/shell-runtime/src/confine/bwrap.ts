@@ -61,7 +61,7 @@ export function bwrapConfiner(input: { bwrap: string; helper: string; policy: Co
         file: helper,
         args: [...join, '--argv0', 'bwrap', '--', bwrap, ...bwrapArgs(policy, spoolDir, isRoot), '--chdir', job.cwd.real, '--', ...inner],
         cwd: spawnCwd(job.cwd),
-        env: { PWD: job.cwd.real, TMPDIR: tmpInside },
+        env: { TMPDIR: tmpInside },
       }
     },
   }

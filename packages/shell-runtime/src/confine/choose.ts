@@ -23,7 +23,7 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
     settleMs: 0,
     canLeaveCgroup: true,
     launch(job: JobSpec): Launch {
-      const env: Record<string, string> = { PWD: job.cwd.real, TMPDIR: policy.tmpDir }
+      const env: Record<string, string> = { TMPDIR: policy.tmpDir }
       if (helper !== null && job.cgroupProcs !== null) {
         return { file: helper, args: ['--cgroup', job.cgroupProcs, '--argv0', 'bash', '--', job.bash, ...job.bashArgs], cwd: spawnCwd(job.cwd), env }
       }

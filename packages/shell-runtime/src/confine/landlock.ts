@@ -60,7 +60,7 @@ export function landlockConfiner(input: { helper: string; abi: number; policy: C
         file: helper,
         args: [...join, ...fixed, '--argv0', 'bash', '--', job.bash, ...job.bashArgs],
         cwd: spawnCwd(job.cwd),
-        env: { PWD: job.cwd.real, TMPDIR: policy.tmpDir },
+        env: { TMPDIR: policy.tmpDir },
       }
     },
   }

@@ -28,20 +28,23 @@ export function releaseCwd(cwd: HeldCwd): void {
   if (cwd.fd !== null) closeSync(cwd.fd)
 }
 
-/** Open `path` as a directory and read back which directory that is; null when it is not one. */
-function openDir(path: string): HeldCwd | null {
+/**
+ * Open `path` as a directory and read back which directory that is: the held directory,
+ * `missing` when it cannot be opened as one, `no-proc` when /proc cannot say what was opened.
+ */
+function openDir(path: string): HeldCwd | 'missing' | 'no-proc' {
   let fd: number
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY)
   } catch {
-    return null
+    return 'missing'
   }
   try {
     const st = fstatSync(fd)
     return { real: readlinkSync(`/proc/self/fd/${fd}`), fd, dev: st.dev, ino: st.ino }
   } catch {
     closeSync(fd)
-    return null
+    return 'no-proc'
   }
 }
 
@@ -69,7 +72,7 @@ export async function holdCwd(roots: readonly string[], cwd: string | undefined,
   const given = cwd ?? (roots[0] as string)
   if (!given.includes('\0') && given !== '') {
     const opened = openDir(given.startsWith('/') ? given : `${roots[0]}/${given}`)
-    if (opened !== null) {
+    if (typeof opened !== 'string') {
       if (roots.some((r) => isWithin(r, opened.real)) && (await consultGates(gates, opened.real, 'cwd', tool)) === 'allow') return opened
       releaseCwd(opened)
     }
@@ -77,11 +80,12 @@ export async function holdCwd(roots: readonly string[], cwd: string | undefined,
   for (let attempt = 0; attempt < 3; attempt++) {
     const real = await checkedPath(roots, given, gates, tool)
     const opened = openDir(real)
-    if (opened === null) {
-      // No /proc to read the descriptor back: start by the checked path.
+    if (opened === 'no-proc') {
+      // /proc cannot name the descriptor: start by the checked path.
       const st = await stat(real)
       return { real, fd: null, dev: st.dev, ino: st.ino }
     }
+    if (opened === 'missing') continue
     if (opened.real === real) return opened
     releaseCwd(opened)
   }
