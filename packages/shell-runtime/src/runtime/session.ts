@@ -12,7 +12,7 @@ import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-
 import { PRELUDE } from '../process/prelude.ts'
 import { runPiped, type PipedRun } from '../process/run-piped.ts'
 import type { BackgroundShell } from '../shells/background-shell.ts'
-import { CgroupKeeper } from '../tree/cgroup-keeper.ts'
+import { CGROUP_PROCS_VAR, CgroupKeeper } from '../tree/cgroup-keeper.ts'
 import { findWritableCgroup, type FoundCgroup } from '../tree/find-cgroup.ts'
 import { onHostExit } from '../tree/host-exit.ts'
 import type { JobTree, TreeKeeper } from '../tree/job-tree.ts'
@@ -154,9 +154,10 @@ export class Session {
   /**
    * How to spawn one job of `tree`: bash running `script` in `cwd`, through the confinement
    * mechanism. A script too long for one argument is written to a read-only file in the spool
-   * and evaluated from there, so bash runs it the same way.
+   * and evaluated from there, so bash runs it the same way. The BASH_ENV prelude is set only when
+   * it has work: joining the cgroup without the helper, or reporting the pipeline's statuses.
    */
-  launch(tree: JobTree, script: string, cwd: HeldCwd, seq: number): { launch: Launch; scriptFile: string | null } {
+  launch(tree: JobTree, script: string, cwd: HeldCwd, seq: number, isPipestatus = false): { launch: Launch; scriptFile: string | null } {
     let scriptFile: string | null = null
     let arg = script
     if (Buffer.byteLength(script) > INLINE_SCRIPT_MAX) {
@@ -164,7 +165,9 @@ export class Session {
       writeFileSync(scriptFile, script, { mode: 0o400 })
       arg = `eval "$(< ${shellQuote(scriptFile)})"`
     }
-    return { launch: this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd }), scriptFile }
+    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd })
+    if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
+    return { launch, scriptFile }
   }
 
   /** A fresh number for spool and log file names. */
@@ -213,7 +216,7 @@ export class Session {
         pending = this.track((signal) =>
           runPiped({
             launch,
-            env: { ...host, BASH_ENV: this.preludePath },
+            env: host,
             tree,
             headBytes: 8 * 1024 * 1024,
             tailBytes: 1024 * 1024,

@@ -72,7 +72,7 @@ async function start(session: Session, input: ShellBackgroundInput, held: HeldCw
       cwd,
       launch,
       scriptFile,
-      env: childEnv(login.env, TERMINAL, { BASH_ENV: session.preludePath }),
+      env: childEnv(login.env, TERMINAL, {}),
       tree,
       ringLines: options.ringLines,
       logPath: join(session.spoolDir, `shell-${seq}.log`),

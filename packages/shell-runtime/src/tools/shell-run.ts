@@ -57,7 +57,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
 async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): Promise<ShellRunResult> {
   const { options, confiner } = session
   const login = await session.loginEnv()
-  const env = childEnv(login.env, NON_INTERACTIVE, { BASH_ENV: session.preludePath })
+  const env = childEnv(login.env, NON_INTERACTIVE, {})
   const started = performance.now()
   const deadline = started + options.runBoundMs
   const results: CommandResult[] = []
@@ -81,8 +81,9 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
     const seq = session.nextSeq()
     let run
     let scriptFile: string | null = null
+    const isPipestatus = mayPipe(command)
     try {
-      const start = session.launch(tree, command, cwd, seq)
+      const start = session.launch(tree, command, cwd, seq, isPipestatus)
       scriptFile = start.scriptFile
       run = await session.track((signal) =>
         runPiped({
@@ -95,7 +96,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
           deadline,
           graceMs: options.stopGraceMs,
           settleMs: confiner.settleMs,
-          isPipestatus: mayPipe(command),
+          isPipestatus,
           signal,
         }),
       )

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdir, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { JobTree, TreeKeeper } from './job-tree.ts'
 import { killMarkedSync, lastPid, MARKER_VAR, scanMarked } from './marker-keeper.ts'
@@ -26,10 +26,13 @@ class CgroupTree implements JobTree {
   readonly #hasKill: boolean
   /** With a marker, the needle for processes that left the cgroup, and the last pid before the job began. */
   readonly #stray: { needle: Buffer; after: number } | null
+  readonly #release: (dir: string) => void
+  #isDisposed = false
 
-  constructor(dir: string, hasKill: boolean, marker: string | null) {
+  constructor(dir: string, hasKill: boolean, marker: string | null, release: (dir: string) => void) {
     this.#dir = dir
     this.#hasKill = hasKill
+    this.#release = release
     this.cgroupProcs = join(dir, 'cgroup.procs')
     this.env = marker === null ? {} : { [MARKER_VAR]: marker }
     this.#stray = marker === null ? null : { needle: Buffer.from(`${MARKER_VAR}=${marker}`), after: lastPid() }
@@ -62,13 +65,16 @@ class CgroupTree implements JobTree {
   }
 
   dispose(): void {
-    try {
-      rmdirSync(this.#dir)
-    } catch {
-      // still populated (a zombie not yet reaped) or already gone; the keeper retries at close
-    }
+    // An empty cgroup goes back to the keeper for the next job; one still populated (a zombie not
+    // yet reaped) stays where it is and is removed at close.
+    if (this.#isDisposed) return
+    this.#isDisposed = true
+    if (this.pids().length === 0) this.#release(this.#dir)
   }
 }
+
+/** Empty job cgroups kept for reuse: making and removing one costs ~0.15 ms of a ~2.5 ms command. */
+const POOL_MAX = 8
 
 /**
  * Job trees as child cgroups of one session cgroup created under `base`. When commands could
@@ -81,6 +87,7 @@ export class CgroupKeeper implements TreeKeeper {
   readonly #name: string
   readonly #hasKill: boolean
   readonly #isMarked: boolean
+  readonly #free: string[] = []
   #next = 0
 
   private constructor(session: string, name: string, hasKill: boolean, isMarked: boolean) {
@@ -108,9 +115,17 @@ export class CgroupKeeper implements TreeKeeper {
 
   create(): JobTree {
     const n = ++this.#next
-    const dir = join(this.#session, `j${n}`)
-    mkdirSync(dir)
-    return new CgroupTree(dir, this.#hasKill, this.#isMarked ? `${this.#name}.${n}` : null)
+    let dir = this.#free.pop()
+    if (dir === undefined) {
+      dir = join(this.#session, `j${n}`)
+      mkdirSync(dir)
+    }
+    return new CgroupTree(dir, this.#hasKill, this.#isMarked ? `${this.#name}.${n}` : null, (d) => this.#release(d))
+  }
+
+  #release(dir: string): void {
+    if (this.#free.length < POOL_MAX) this.#free.push(dir)
+    else rmdir(dir, () => {})
   }
 
   killEverythingSync(): void {
@@ -131,6 +146,7 @@ export class CgroupKeeper implements TreeKeeper {
   }
 
   close(): void {
+    this.#free.length = 0
     for (const job of this.#jobs()) {
       try {
         rmdirSync(job)
