@@ -3,17 +3,10 @@ import { createServer, type AddressInfo } from 'node:net'
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { describeConfinement } from '../src/index.ts'
-import { eventually, makeRuntime, tempDir } from './helpers.ts'
+import { eventually, makeRuntime, MECHANISMS, tempDir } from './helpers.ts'
 import type { ShellRuntime, ShellRuntimeOptions } from '../src/index.ts'
 
-const mechanisms = (['landlock', 'bwrap'] as const).filter((m) => {
-  try {
-    return describeConfinement({ roots: ['/'], confine: m }).kind === m
-  } catch {
-    return false
-  }
-})
+const mechanisms = MECHANISMS
 
 /** A hash of every name, type, mode, size, content and link target under `dir`. */
 function treeHash(dir: string): string {

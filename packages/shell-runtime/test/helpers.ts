@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { checkResult, ToolError } from '@hands/contracts'
 import { afterEach } from 'vitest'
-import { createShellRuntime, type ShellRuntime, type ShellRuntimeOptions } from '../src/index.ts'
+import { createShellRuntime, describeConfinement, type ShellRuntime, type ShellRuntimeOptions } from '../src/index.ts'
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 
@@ -116,3 +116,12 @@ export async function rejection(p: Promise<unknown>): Promise<ToolError> {
   }
   throw new Error('expected a ToolError')
 }
+
+/** The confinement mechanisms that work on this machine, strongest-first as `auto` prefers them. */
+export const MECHANISMS = (['landlock', 'bwrap'] as const).filter((m) => {
+  try {
+    return describeConfinement({ roots: ['/'], confine: m }).kind === m
+  } catch {
+    return false
+  }
+})

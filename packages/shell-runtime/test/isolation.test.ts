@@ -3,17 +3,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
-import { BASE_ALLOWLIST, describeConfinement, type ConfineMode } from '../src/index.ts'
+import { BASE_ALLOWLIST, type ConfineMode } from '../src/index.ts'
 import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
-import { alive, eventually, FIXTURES, jobProcesses, logsUntil, makeRuntime, tempDir } from './helpers.ts'
+import { alive, eventually, FIXTURES, jobProcesses, logsUntil, makeRuntime, MECHANISMS, tempDir } from './helpers.ts'
 
-const confined = (['landlock', 'bwrap'] as const).filter((m) => {
-  try {
-    return describeConfinement({ roots: ['/'], confine: m }).kind === m
-  } catch {
-    return false
-  }
-})
+const confined = MECHANISMS
 const everyMode: ConfineMode[] = [...confined, 'off']
 const cgroup = findWritableCgroup()
 

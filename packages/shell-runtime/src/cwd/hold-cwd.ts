@@ -91,3 +91,19 @@ export async function holdCwd(roots: readonly string[], cwd: string | undefined,
   }
   throw refuse('io_error', `cwd \`${given}\` kept changing while it was checked.`, 'Another process is renaming or relinking it; retry once it is stable.')
 }
+
+/** Hold `cwd` (as {@link holdCwd} checks it) while `use` runs — the spawns happen inside — then release it. */
+export async function withHeldCwd<T>(
+  roots: readonly string[],
+  cwd: string | undefined,
+  gates: readonly PathGate[],
+  tool: string,
+  use: (held: HeldCwd) => Promise<T>,
+): Promise<T> {
+  const held = await holdCwd(roots, cwd, gates, tool)
+  try {
+    return await use(held)
+  } finally {
+    releaseCwd(held)
+  }
+}

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { assertInput, SHELL_STOP, shellBackground, type ShellBackgroundInput, type ShellBackgroundResult } from '@hands/contracts'
 import { childEnv, TERMINAL } from '../env/child-env.ts'
-import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
+import { withHeldCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { refuse } from '../errors.ts'
 import type { Session } from '../runtime/session.ts'
 import { BackgroundShell } from '../shells/background-shell.ts'
@@ -28,12 +28,7 @@ function describe(shell: BackgroundShell, note: string | null, isAlreadyRunning:
 export async function shellBackgroundTool(session: Session, raw: ShellBackgroundInput): Promise<ShellBackgroundResult> {
   session.assertOpen()
   const input = assertInput(shellBackground, raw)
-  const held = await holdCwd(session.roots, input.cwd, session.options.gates, shellBackground.name)
-  try {
-    return await start(session, input, held)
-  } finally {
-    releaseCwd(held)
-  }
+  return withHeldCwd(session.roots, input.cwd, session.options.gates, shellBackground.name, (held) => start(session, input, held))
 }
 
 async function start(session: Session, input: ShellBackgroundInput, held: HeldCwd): Promise<ShellBackgroundResult> {

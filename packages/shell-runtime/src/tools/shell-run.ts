@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { assertInput, SHELL_LOGS, SHELL_BACKGROUND, shellRun, type ShellRunInput, type ShellRunResult } from '@hands/contracts'
 import { childEnv, NON_INTERACTIVE } from '../env/child-env.ts'
 import { refusalNote } from '../confine/refusal-note.ts'
-import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
+import { withHeldCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { refuse } from '../errors.ts'
 import { runPiped, SpawnError } from '../process/run-piped.ts'
 import { shellSignalHint } from '../process/signals.ts'
@@ -46,12 +46,7 @@ function pipestatusNote(stages: number[] | null, exit: number | null): string | 
 export async function shellRunTool(session: Session, raw: ShellRunInput): Promise<ShellRunResult> {
   session.assertOpen()
   const input = assertInput(shellRun, raw)
-  const cwd = await holdCwd(session.roots, input.cwd, session.options.gates, shellRun.name)
-  try {
-    return await runBatch(session, input, cwd)
-  } finally {
-    releaseCwd(cwd)
-  }
+  return withHeldCwd(session.roots, input.cwd, session.options.gates, shellRun.name, (cwd) => runBatch(session, input, cwd))
 }
 
 async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): Promise<ShellRunResult> {

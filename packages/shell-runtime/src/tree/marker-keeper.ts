@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { JobTree, TreeKeeper } from './job-tree.ts'
-import { allPids, trySignal } from './proc.ts'
+import { allPids, readProcFile, trySignal } from './proc.ts'
 
 /** The variable that marks every process of a job when no cgroup is available. */
 export const MARKER_VAR = 'HANDS_JOB'
@@ -24,24 +24,14 @@ export function lastPid(): number {
  */
 export function scanMarked(needle: Buffer, isPrefix: boolean, after = 0): number[] {
   const marked = new Set<number>()
-  const parents = new Map<number, number>()
   const from = after > 0 && lastPid() >= after ? after : 0
+  const seen: number[] = []
   for (const pid of allPids()) {
     if (pid === self || pid <= from) continue
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-      const rest = stat.slice(stat.lastIndexOf(')') + 2)
-      if (rest[0] === 'Z') continue
-      parents.set(pid, Number(rest.split(' ')[1]))
-    } catch {
-      continue
-    }
-    let env: Buffer
-    try {
-      env = readFileSync(`/proc/${pid}/environ`)
-    } catch {
-      continue
-    }
+    seen.push(pid)
+    // A zombie's environment reads as empty, so it is never marked.
+    const env = readProcFile(`/proc/${pid}/environ`)
+    if (env === null) continue
     let at = env.indexOf(needle)
     while (at >= 0) {
       const startOk = at === 0 || env[at - 1] === 0
@@ -56,6 +46,13 @@ export function scanMarked(needle: Buffer, isPrefix: boolean, after = 0): number
   }
   if (marked.size === 0) return []
   // Follow children of marked processes (a process started with a cleared environment).
+  const parents = new Map<number, number>()
+  for (const pid of seen) {
+    const stat = readProcFile(`/proc/${pid}/stat`)?.toString('latin1')
+    if (stat === undefined) continue
+    const rest = stat.slice(stat.lastIndexOf(')') + 2)
+    if (rest[0] !== 'Z') parents.set(pid, Number(rest.split(' ')[1]))
+  }
   let grew = true
   while (grew) {
     grew = false
@@ -66,7 +63,7 @@ export function scanMarked(needle: Buffer, isPrefix: boolean, after = 0): number
       }
     }
   }
-  return [...marked]
+  return [...marked].filter((p) => parents.has(p))
 }
 
 class MarkerTree implements JobTree {
