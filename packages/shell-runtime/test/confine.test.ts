@@ -308,6 +308,19 @@ describe('confinement: choosing a mechanism', () => {
     })
   })
 
+  it("gives each session its own TMPDIR, which commands may write and close() removes", async () => {
+    const a = makeRuntime().rt
+    const b = makeRuntime().rt
+    expect(a.tmpDir).not.toBe(b.tmpDir)
+    const r = await a.shell_run({ commands: ['echo "$TMPDIR"; echo t > "$TMPDIR/kept"'] })
+    expect(r.commands[0]).toMatchObject({ stdout: `${a.tmpDir}\n`, exit: 0 })
+    expect(readFileSync(join(a.tmpDir, 'kept'), 'utf8')).toBe('t\n')
+    const other = await b.shell_run({ commands: [`echo x > ${a.tmpDir}/from-b`] })
+    if (b.confinement.kind !== 'off') expect(other.commands[0]?.exit).not.toBe(0)
+    await a.close()
+    expect(existsSync(a.tmpDir)).toBe(false)
+  })
+
   it('off runs commands unconfined with the note, without probing anything', async () => {
     const { rt } = makeRuntime({ confine: 'off' })
     const r = await rt.shell_run({ commands: ['true'] })

@@ -17,8 +17,9 @@ export function bwrapArgs(policy: ConfinePolicy, spoolDir: string, isRoot: boole
   if (!policy.isNetwork) args.push('--unshare-net')
   const isTmpWritable = policy.writable.some((w) => w !== policy.tmpDir && isUnder(w, '/tmp'))
   if (!isTmpWritable) args.push('--bind', policy.tmpDir, '/tmp')
-  args.push('--ro-bind', spoolDir, spoolDir)
   for (const w of policy.writable) if (w !== policy.tmpDir || isTmpWritable) args.push('--bind', w, w)
+  // After the writable binds, so the spool stays read-only even inside a root.
+  args.push('--ro-bind', spoolDir, spoolDir)
   for (const h of [...policy.secrets, ...policy.denyRead]) {
     let st
     try {
@@ -33,7 +34,7 @@ export function bwrapArgs(policy: ConfinePolicy, spoolDir: string, isRoot: boole
 }
 
 /** Confinement by bubblewrap: a mount, pid and (with --no-network) network namespace per job, ~10 ms each. */
-export function bwrapConfiner(input: { bwrap: string; helper: string; policy: ConfinePolicy; spoolDir: string; why: string | null }): Confiner {
+export function bwrapConfiner(input: { bwrap: string; helper: string; policy: ConfinePolicy; spoolDir: string; why: string | null; gaps: string[] }): Confiner {
   const { bwrap, helper, policy, spoolDir } = input
   const isRoot = process.getuid?.() === 0
   const tmpInside = policy.writable.some((w) => w !== policy.tmpDir && isUnder(w, '/tmp')) ? policy.tmpDir : '/tmp'
@@ -45,6 +46,7 @@ export function bwrapConfiner(input: { bwrap: string; helper: string; policy: Co
     'processes: a private pid namespace and /proc; nothing outside the command is visible',
     `network: ${policy.isNetwork ? 'on' : 'cut (a private network namespace with loopback only)'}`,
     'cost: about 10 ms of CPU per command',
+    ...input.gaps.map((g) => `gap: ${g}`),
   ]
   return {
     kind: 'bwrap',

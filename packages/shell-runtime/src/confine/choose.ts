@@ -5,8 +5,8 @@ import { CGROUP_PROCS_VAR } from '../tree/cgroup-keeper.ts'
 import { bwrapConfiner } from './bwrap.ts'
 import type { Confiner, ConfineMode, JobSpec, Launch } from './confiner.ts'
 import { landlockConfiner } from './landlock.ts'
-import type { ConfinePolicy } from './policy.ts'
-import { probe, type Probe } from './probe.ts'
+import { isUnder, type ConfinePolicy } from './policy.ts'
+import { packageDir, probe, type Probe } from './probe.ts'
 
 /** Commands run as the user, unconfined; the helper (when built) still joins the job's cgroup, so no command-writable file decides that. */
 export function offConfiner(input: { reason: string; helper: string | null; policy: ConfinePolicy }): Confiner {
@@ -32,6 +32,13 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
       return { file: job.bash, args: job.bashArgs, argv0: 'bash', cwd: spawnCwd(job.cwd), env }
     },
   }
+}
+
+/** hands' own files under a writable path: a command could change hands for its next start. */
+function selfGaps(policy: ConfinePolicy): string[] {
+  const self = packageDir()
+  const holder = policy.writable.find((w) => isUnder(w, self))
+  return holder === undefined ? [] : [`hands itself (${self}) lies under the writable ${holder}: a command can change it before hands next starts (install hands outside the roots)`]
 }
 
 /** Copy the helper into the session's spool (read-only to commands), so no command can replace the binary later jobs exec. */
@@ -64,8 +71,9 @@ export function chooseConfiner(input: {
   const isLandlockEnough = abi > 0 && (policy.isNetwork || abi >= 4)
   if (mode === 'auto' && !isLandlockEnough) found = probe({ env: input.env, bash: input.bash, isBwrapWanted: true })
   const helper = found.helper === null ? null : spoolDir === null ? found.helper : installHelper(found.helper, spoolDir)
-  const landlock = () => landlockConfiner({ helper: helper as string, abi, policy, cgroupMount: input.cgroupMount })
-  const bwrap = (why: string | null) => bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why })
+  const gaps = selfGaps(policy)
+  const landlock = () => landlockConfiner({ helper: helper as string, abi, policy, cgroupMount: input.cgroupMount, spoolDir, gaps })
+  const bwrap = (why: string | null) => bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps })
   if (mode === 'landlock') {
     if (abi === 0) throw new Error(`confine: "landlock" was asked for, but ${found.landlockError}`)
     return landlock()

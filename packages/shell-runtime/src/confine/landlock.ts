@@ -19,22 +19,24 @@ export function unhideable(policy: ConfinePolicy): string[] {
   return [...policy.secrets, ...policy.denyRead].filter((h) => policy.writable.some((w) => isUnder(w, h)))
 }
 
-/** What Landlock at this ABI leaves out of the policy, one sentence each. */
-export function landlockGaps(policy: ConfinePolicy, abi: number): string[] {
+/** What Landlock at this ABI leaves out of the policy, one sentence each (`spoolDir`: the session's spool, or null). */
+export function landlockGaps(policy: ConfinePolicy, abi: number, spoolDir: string | null): string[] {
   const gaps: string[] = []
   if (abi < 2) gaps.push('renames and hard links between directories fail even inside the roots (Landlock ABI < 2)')
   if (abi < 3) gaps.push('truncate(2) of a file outside the roots is not refused (Landlock ABI < 3)')
   if (abi < 4 && !policy.isNetwork) gaps.push('--no-network cannot be enforced: the network stays on (Landlock ABI < 4)')
   if (abi < 6) gaps.push('a command can signal processes outside its tree, the server included; the reaper is started again if killed (Landlock ABI < 6)')
   for (const h of unhideable(policy)) gaps.push(`${h} is not hidden: a writable path contains it (bubblewrap can hide it: confine bwrap)`)
+  const spoolIn = spoolDir === null ? undefined : policy.writable.find((w) => isUnder(w, spoolDir))
+  if (spoolIn !== undefined) gaps.push(`the spool ${spoolDir} lies under the writable ${spoolIn}: commands can change its files (set spoolDir elsewhere)`)
   return gaps
 }
 
 /** Confinement by Landlock through the hands-confine helper: one exec of a tiny static binary per job. */
-export function landlockConfiner(input: { helper: string; abi: number; policy: ConfinePolicy; cgroupMount: string | null }): Confiner {
+export function landlockConfiner(input: { helper: string; abi: number; policy: ConfinePolicy; cgroupMount: string | null; spoolDir: string | null; gaps: string[] }): Confiner {
   const { helper, abi, policy } = input
   const fixed = landlockArgs(policy, abi)
-  const gaps = landlockGaps(policy, abi)
+  const gaps = [...landlockGaps(policy, abi, input.spoolDir), ...input.gaps]
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
   const summary = [
     `commands are confined by Landlock (ABI ${abi})`,

@@ -21,6 +21,11 @@ export interface Probe {
   bwrapError: string | null
 }
 
+/** The directory of the @hands/shell-runtime package. */
+export function packageDir(): string {
+  return fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '')
+}
+
 /** Where the package keeps the helper built for this platform. */
 export function packagedHelper(): string {
   return fileURLToPath(new URL(`../../native/bin/${process.platform}-${process.arch}/hands-confine`, import.meta.url))
