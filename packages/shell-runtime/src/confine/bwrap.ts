@@ -10,7 +10,7 @@ import { isUnder, type ConfinePolicy } from './policy.ts'
  * read-write, then every hidden path covered (an empty read-only tmpfs over a directory,
  * /dev/null over a file), so a secret store inside a root stays hidden too.
  */
-export function bwrapArgs(policy: ConfinePolicy, spoolDir: string, isRoot: boolean): string[] {
+function bwrapArgs(policy: ConfinePolicy, spoolDir: string, isRoot: boolean): string[] {
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent']
   // A root process keeps every capability in bubblewrap unless told: it could remount / read-write.
   if (isRoot) args.push('--cap-drop', 'ALL')

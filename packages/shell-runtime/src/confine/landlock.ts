@@ -3,7 +3,7 @@ import type { Confiner, JobSpec, Launch } from './confiner.ts'
 import { isUnder, OPEN_DEVICES, READ_DEVICES, type ConfinePolicy } from './policy.ts'
 
 /** The helper's Landlock arguments for a policy; the same for every job of a session. */
-export function landlockArgs(policy: ConfinePolicy, abi: number): string[] {
+function landlockArgs(policy: ConfinePolicy, abi: number): string[] {
   const args = ['--landlock', '--scope', '--abi-max', String(abi)]
   if (!policy.isNetwork) args.push('--no-network')
   for (const w of policy.writable) args.push('--write', w)
@@ -15,12 +15,12 @@ export function landlockArgs(policy: ConfinePolicy, abi: number): string[] {
 }
 
 /** Hidden paths that a writable path contains: Landlock grants a whole hierarchy, so it cannot hide them. */
-export function unhideable(policy: ConfinePolicy): string[] {
+function unhideable(policy: ConfinePolicy): string[] {
   return [...policy.secrets, ...policy.denyRead].filter((h) => policy.writable.some((w) => isUnder(w, h)))
 }
 
 /** What Landlock at this ABI leaves out of the policy, one sentence each (`spoolDir`: the session's spool, or null). */
-export function landlockGaps(policy: ConfinePolicy, abi: number, spoolDir: string | null): string[] {
+function landlockGaps(policy: ConfinePolicy, abi: number, spoolDir: string | null): string[] {
   const gaps: string[] = []
   if (abi < 2) gaps.push('renames and hard links between directories fail even inside the roots (Landlock ABI < 2)')
   if (abi < 3) gaps.push('truncate(2) of a file outside the roots is not refused (Landlock ABI < 3)')

@@ -4,9 +4,9 @@ import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The variable tests and hosts set to pretend mechanisms are missing: `landlock`, `bwrap`, `helper`, comma-separated. */
-export const UNAVAILABLE_VAR = 'HANDS_CONFINE_UNAVAILABLE'
+const UNAVAILABLE_VAR = 'HANDS_CONFINE_UNAVAILABLE'
 /** The variable that caps the Landlock ABI hands uses (to see how an older kernel degrades). */
-export const LANDLOCK_ABI_VAR = 'HANDS_LANDLOCK_ABI'
+const LANDLOCK_ABI_VAR = 'HANDS_LANDLOCK_ABI'
 
 /** What this machine offers for confining commands; each field null/0 with the reason when missing. */
 export interface Probe {
@@ -27,12 +27,12 @@ export function packageDir(): string {
 }
 
 /** Where the package keeps the helper built for this platform. */
-export function packagedHelper(): string {
+function packagedHelper(): string {
   return fileURLToPath(new URL(`../../native/bin/${process.platform}-${process.arch}/hands-confine`, import.meta.url))
 }
 
 /** The command that builds the helper from source (a C compiler is all it needs). */
-export function buildCommand(): string {
+function buildCommand(): string {
   return `node ${fileURLToPath(new URL('../../native/build.mjs', import.meta.url))}`
 }
 

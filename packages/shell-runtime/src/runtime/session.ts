@@ -22,7 +22,7 @@ import { findBash } from './find-bash.ts'
 import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from './options.ts'
 
 /** Scripts longer than this (in bytes) reach bash through a file, under Linux's 128 KiB limit on one argument. */
-export const INLINE_SCRIPT_MAX = 64 * 1024
+const INLINE_SCRIPT_MAX = 64 * 1024
 
 /** One background shell as the session lists it. */
 export interface ShellResource {
@@ -144,11 +144,6 @@ export class Session {
   #removeFiles(): void {
     rmSync(this.spoolDir, { recursive: true, force: true })
     rmSync(this.tmpDir, { recursive: true, force: true, maxRetries: 2 })
-  }
-
-  /** The reaper's pid (a new one after a command killed the last). */
-  get reaperPid(): number | undefined {
-    return this.#reaper.pid
   }
 
   /**
