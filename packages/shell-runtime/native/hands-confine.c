@@ -13,6 +13,14 @@
  *   3. --expect-cwd D:I  refuse to run unless the working directory is device D, inode I;
  *   4. exec PROGRAM ARGS (argv[0] from --argv0).
  *
+ * Building the ruleset (splitting / and the home directory around the hidden paths) is most of
+ * the cost. `--keep STAMP POLICY...` runs as a session's ruleset keeper: it builds the ruleset
+ * once, writes STAMP (what the ruleset was built from: its pid and descriptor, a hash of the
+ * policy, and the identity and times of every path the rules depend on), rebuilds when those
+ * change, and exits when its stdin ends. A job started with `--ruleset-from STAMP` takes the
+ * kept ruleset with pidfd_getfd after checking the stamp against the filesystem itself, and
+ * builds its own whenever anything differs, so a stale ruleset is never applied.
+ *
  * Any failure before the exec prints "hands-confine: ..." on stderr and exits 125: the program
  * never runs weaker than asked. `--probe` prints "landlock ABI" (0 and the reason when Landlock
  * cannot be used here) and exits 0. Rights the kernel's ABI lacks are left out; the caller knows
@@ -66,6 +74,15 @@ __asm__(".text\n.global _start\n_start:\n mov x29, #0\n mov x30, #0\n mov x0, sp
 #define __NR_landlock_create_ruleset 444
 #define __NR_landlock_add_rule 445
 #define __NR_landlock_restrict_self 446
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef PR_SET_PTRACER
+#define PR_SET_PTRACER 0x59616d61
 #endif
 
 /* gcc may call these for struct copies and zeroing. */
@@ -233,8 +250,74 @@ static void add_rule_fd(int fd, int is_dir, u64 access, const char *path) {
   if (r != 0) die("cannot add a Landlock rule for", path, r);
 }
 
+/* ---- the stamp: what a ruleset depends on ------------------------------------------------- */
+
+#define STAMP_MAGIC 0x31504d5453434821ULL /* "!HCSTMP1" */
+#define MAX_ENTRIES 512
+struct stamp_header {
+  u64 magic;
+  u64 policy;
+  __s32 pid, fd;
+  __u32 count, strings;
+};
+struct stamp_entry {
+  __u32 is_timed, exists, major, minor;
+  u64 ino;
+  __s64 mtime, mtime_ns, ctime, ctime_ns;
+  __u32 path_at, path_len;
+};
+static struct stamp_header stamp;
+static struct stamp_entry entries[MAX_ENTRIES];
+static char strings[MAX_ENTRIES * 128];
+
+/* What `path` is now: whether it exists, its device and inode, and (timed) its mtime and ctime. */
+static struct stamp_entry identify(const char *path, int is_timed) {
+  struct statx st;
+  struct stamp_entry e = {.is_timed = (__u32)is_timed};
+  if (sys6(__NR_statx, AT_FDCWD, (long)path, 0, STATX_INO | STATX_MTIME | STATX_CTIME, (long)&st, 0) != 0) return e;
+  e.exists = 1, e.major = st.stx_dev_major, e.minor = st.stx_dev_minor, e.ino = st.stx_ino;
+  if (is_timed) e.mtime = st.stx_mtime.tv_sec, e.mtime_ns = st.stx_mtime.tv_nsec, e.ctime = st.stx_ctime.tv_sec, e.ctime_ns = st.stx_ctime.tv_nsec;
+  return e;
+}
+
+static int same(const struct stamp_entry *a, const struct stamp_entry *b) {
+  return a->exists == b->exists && a->major == b->major && a->minor == b->minor && a->ino == b->ino && a->mtime == b->mtime &&
+         a->mtime_ns == b->mtime_ns && a->ctime == b->ctime && a->ctime_ns == b->ctime_ns;
+}
+
+/* Record that the ruleset depends on `path` (its identity; with `is_timed`, also its entries). */
+static void depend(const char *path, int is_timed) {
+  size_t n = len(path) + 1;
+  if (stamp.count == MAX_ENTRIES || stamp.strings + n > sizeof strings) {
+    stamp.count = MAX_ENTRIES + 1; /* too much to record: the stamp is never written */
+    return;
+  }
+  struct stamp_entry e = identify(path, is_timed);
+  e.path_at = stamp.strings, e.path_len = (__u32)n;
+  memcpy(strings + stamp.strings, path, n);
+  stamp.strings += (__u32)n;
+  entries[stamp.count++] = e;
+}
+
+/* True when every path the stamp in `buf` records is still what it was. */
+static int stamp_holds(const char *buf, long size, u64 policy) {
+  const struct stamp_header *h = (const struct stamp_header *)buf;
+  if (size < (long)sizeof *h || h->magic != STAMP_MAGIC || h->policy != policy) return 0;
+  long want = (long)(sizeof *h + h->count * sizeof(struct stamp_entry) + h->strings);
+  if (h->count > MAX_ENTRIES || size != want) return 0;
+  const struct stamp_entry *es = (const struct stamp_entry *)(buf + sizeof *h);
+  const char *strs = buf + sizeof *h + h->count * sizeof(struct stamp_entry);
+  for (__u32 k = 0; k < h->count; k++) {
+    if (es[k].path_at + es[k].path_len > h->strings || es[k].path_len == 0 || strs[es[k].path_at + es[k].path_len - 1] != 0) return 0;
+    struct stamp_entry now = identify(strs + es[k].path_at, (int)es[k].is_timed);
+    if (!same(&now, &es[k])) return 0;
+  }
+  return 1;
+}
+
 /* Add a rule for `path` when it exists; a missing path grants nothing. */
 static void add_rule_path(const char *path, u64 access) {
+  depend(path, 0);
   int fd = (int)sys(__NR_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC);
   if (fd < 0) return;
   int dir = is_dir_fd(fd);
@@ -248,10 +331,28 @@ static size_t hidden_used;
 static const char *hidden[MAX_HIDDEN];
 static int n_hidden;
 
-/* Record what `path` really is (symlinks resolved through /proc/self/fd); nothing when it does not exist. */
+/*
+ * Record what `path` really is (symlinks resolved through /proc/self/fd); nothing when it does
+ * not exist — then the directory it would appear in is a dependency, so it is hidden once it does.
+ */
 static void hide(const char *path) {
+  depend(path, 0);
   int fd = (int)sys(__NR_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) {
+    char parent[4096];
+    size_t n = len(path);
+    if (n >= sizeof parent) return;
+    memcpy(parent, path, n + 1);
+    for (;;) {
+      while (n > 1 && parent[n - 1] != '/') n--;
+      if (n > 1) n--;
+      parent[n] = 0;
+      struct stamp_entry e = identify(parent, 0);
+      if (e.exists || n <= 1) break;
+    }
+    depend(parent, 1);
+    return;
+  }
   char link[64] = "/proc/self/fd/";
   size_t at = len(link);
   char digits[12];
@@ -304,6 +405,7 @@ struct dirent64 {
  * one by one; symlinks are skipped (their targets are granted, or not, where they live).
  */
 static void grant_read_except(const char *dir, int dir_fd) {
+  depend(dir, 1);
   add_rule_fd(dir_fd, 1, FS_READ_DIR, dir);
   int list_fd = (int)sys(__NR_openat, dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (list_fd < 0) return; /* unreadable to the user anyway */
@@ -344,7 +446,8 @@ static void grant_read_except(const char *dir, int dir_fd) {
 __attribute__((noreturn)) static void usage(const char *why) {
   put("hands-confine: "), put(why);
   put("\nusage: hands-confine [--probe] [--cgroup FILE] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... "
-      "[--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] [--scope]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n");
+      "[--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] [--scope] [--ruleset-from STAMP]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n"
+      "       hands-confine --keep STAMP POLICY...\n");
   flush(2);
   quit(125);
 }
@@ -381,15 +484,133 @@ static void probe(void) {
   quit(0);
 }
 
+/* The policy, as parsed from the arguments. Option values are pointers into argv. */
+static const char *paths[4][512]; /* write, rw, read, list */
+static int counts[4];
+static const char *hides[512];
+static int n_hides;
+static int is_no_network, is_scope, abi_max = 1 << 30;
+/* FNV-1a over the arguments that make the policy, so a kept ruleset is used only for the same one. */
+static u64 policy_hash = 0xcbf29ce484222325ULL;
+
+static void hash_arg(const char *a) {
+  for (const unsigned char *p = (const unsigned char *)a;; p++) {
+    policy_hash = (policy_hash ^ *p) * 0x100000001b3ULL;
+    if (*p == 0) break;
+  }
+}
+
+/* Build the ruleset for the parsed policy, recording in `stamp` what it depends on; returns its descriptor. */
+static int build_ruleset(int abi) {
+  stamp.count = 0, stamp.strings = 0, n_hidden = 0, hidden_used = 0;
+  handled_fs = fs_rights_for(abi);
+  struct ruleset_attr attr = {.handled_access_fs = handled_fs};
+  if (is_no_network && abi >= 4) attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP;
+  if (is_scope && abi >= 6) attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL;
+  /* Older kernels take the shorter struct. */
+  size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? 2 * sizeof(u64) : sizeof(u64);
+  long rs = sys(__NR_landlock_create_ruleset, &attr, size, 0);
+  if (rs < 0) die("cannot create the Landlock ruleset", 0, rs);
+  ruleset = (int)rs;
+  for (int k = 0; k < n_hides; k++) hide(hides[k]);
+  int root_fd = (int)sys(__NR_openat, AT_FDCWD, "/", O_PATH | O_CLOEXEC);
+  if (root_fd < 0) die("cannot open", "/", root_fd);
+  if (n_hidden == 0) add_rule_fd(root_fd, 1, READ_RIGHTS, "/");
+  else grant_read_except("/", root_fd);
+  sys(__NR_close, root_fd, 0, 0);
+  for (int k = 0; k < counts[3]; k++) add_rule_path(paths[3][k], FS_READ_DIR);
+  for (int k = 0; k < counts[2]; k++) add_rule_path(paths[2][k], READ_RIGHTS);
+  for (int k = 0; k < counts[1]; k++) add_rule_path(paths[1][k], RW_RIGHTS);
+  for (int k = 0; k < counts[0]; k++) add_rule_path(paths[0][k], WRITE_RIGHTS);
+  return ruleset;
+}
+
+static char stamp_buf[sizeof(struct stamp_header) + sizeof entries + sizeof strings];
+
+/* Read a whole small file into stamp_buf; its size, or -1. */
+static long read_stamp(const char *file) {
+  int fd = (int)sys(__NR_openat, AT_FDCWD, file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  long size = 0;
+  for (;;) {
+    long n = sys(__NR_read, fd, stamp_buf + size, sizeof stamp_buf - (size_t)size);
+    if (n <= 0) break;
+    size += n;
+    if (size == (long)sizeof stamp_buf) break;
+  }
+  sys(__NR_close, fd, 0, 0);
+  return size;
+}
+
+/* The kept ruleset named by the stamp in `file`, when the stamp still holds; else -1. */
+static int kept_ruleset(const char *file) {
+  long size = read_stamp(file);
+  if (size <= 0 || !stamp_holds(stamp_buf, size, policy_hash)) return -1;
+  const struct stamp_header *h = (const struct stamp_header *)stamp_buf;
+  long pidfd = sys(__NR_pidfd_open, h->pid, 0, 0);
+  if (pidfd < 0) return -1;
+  long fd = sys(__NR_pidfd_getfd, pidfd, h->fd, 0);
+  sys(__NR_close, pidfd, 0, 0);
+  return fd < 0 ? -1 : (int)fd;
+}
+
+/* Write the stamp of the ruleset `fd` to `file` (through a temporary and a rename). */
+static void write_stamp(const char *file, int fd) {
+  if (stamp.count > MAX_ENTRIES) return;
+  stamp.magic = STAMP_MAGIC, stamp.policy = policy_hash, stamp.pid = (__s32)sys(__NR_getpid, 0, 0, 0), stamp.fd = fd;
+  char tmp[4096];
+  size_t n = len(file);
+  if (n + 5 > sizeof tmp) return;
+  memcpy(tmp, file, n);
+  memcpy(tmp + n, ".tmp", 5);
+  int out_fd = (int)sys6(__NR_openat, AT_FDCWD, (long)tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400, 0, 0);
+  if (out_fd < 0) return;
+  sys(__NR_write, out_fd, &stamp, sizeof stamp);
+  sys(__NR_write, out_fd, entries, stamp.count * sizeof(struct stamp_entry));
+  sys(__NR_write, out_fd, strings, stamp.strings);
+  sys(__NR_close, out_fd, 0, 0);
+  sys6(__NR_renameat2, AT_FDCWD, (long)tmp, AT_FDCWD, (long)file, 0, 0);
+}
+
+/*
+ * The ruleset keeper: build, stamp, and wait on stdin; each second, rebuild when the stamp no
+ * longer holds (the previous ruleset stays open one round for a job that is taking it). Other
+ * processes of the user may take its descriptors (Yama's PR_SET_PTRACER); a confined job may
+ * not (Landlock refuses it ptrace access to a process outside its domain).
+ */
+__attribute__((noreturn)) static void keep(const char *file, int abi) {
+  sys6(__NR_prctl, PR_SET_PTRACER, -1 /* PR_SET_PTRACER_ANY */, 0, 0, 0, 0);
+  int current = build_ruleset(abi), previous = -1;
+  write_stamp(file, current);
+  for (;;) {
+    struct {
+      int fd;
+      short events, revents;
+    } pfd = {0, 1 /* POLLIN */, 0};
+    struct {
+      long sec, nsec;
+    } timeout = {1, 0};
+    long r = sys6(__NR_ppoll, (long)&pfd, 1, (long)&timeout, 0, 8, 0);
+    if (r > 0) {
+      char c;
+      if (sys(__NR_read, 0, &c, 1) <= 0) quit(0); /* the session ended */
+      continue;
+    }
+    long size = read_stamp(file);
+    if (size > 0 && stamp_holds(stamp_buf, size, policy_hash)) continue;
+    if (previous >= 0) sys(__NR_close, previous, 0, 0);
+    previous = current;
+    current = build_ruleset(abi);
+    write_stamp(file, current);
+  }
+}
+
 __attribute__((used, noreturn)) void start(long *sp) {
   int argc = (int)sp[0];
   char **argv = (char **)(sp + 1);
   char **envp = argv + argc + 1;
-  const char *cgroup = 0, *argv0 = 0, *expect_cwd = 0;
-  int is_landlock = 0, is_no_network = 0, is_scope = 0, abi_max = 1 << 30;
-  /* Option values are pointers into argv, so at most argc of each. */
-  const char *paths[4][512];
-  int counts[4] = {0, 0, 0, 0}; /* write, rw, read, list */
+  const char *cgroup = 0, *argv0 = 0, *expect_cwd = 0, *ruleset_from = 0, *keep_file = 0;
+  int is_landlock = 0;
 
   int i = 1;
   for (; i < argc; i++) {
@@ -400,28 +621,36 @@ __attribute__((used, noreturn)) void start(long *sp) {
     }
     int has_value = i + 1 < argc;
     int list = eq(a, "--write") ? 0 : eq(a, "--rw") ? 1 : eq(a, "--read") ? 2 : eq(a, "--list") ? 3 : -1;
-    int is_valued = list >= 0 || eq(a, "--hide") || eq(a, "--cgroup") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--abi-max");
+    int is_policy = list >= 0 || eq(a, "--hide") || eq(a, "--abi-max");
+    int is_valued = is_policy || eq(a, "--cgroup") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep");
     if (eq(a, "--probe")) probe();
     else if (eq(a, "--landlock")) is_landlock = 1;
-    else if (eq(a, "--no-network")) is_no_network = 1;
-    else if (eq(a, "--scope")) is_scope = 1;
+    else if (eq(a, "--no-network")) is_no_network = 1, hash_arg(a);
+    else if (eq(a, "--scope")) is_scope = 1, hash_arg(a);
     else if (!is_valued) usage("unknown option");
     else if (!has_value) usage("an option lacks its value");
-    else if (list >= 0) {
-      if (counts[list] == 512) usage("too many paths");
-      paths[list][counts[list]++] = argv[++i];
-    } else if (eq(a, "--hide")) hide(argv[++i]);
-    else if (eq(a, "--cgroup")) cgroup = argv[++i];
-    else if (eq(a, "--argv0")) argv0 = argv[++i];
-    else if (eq(a, "--expect-cwd")) expect_cwd = argv[++i];
-    else if (eq(a, "--abi-max")) {
-      const char *p = argv[++i];
-      unsigned long long v;
-      if (!parse_u64(&p, &v) || *p) usage("--abi-max takes a number");
-      abi_max = (int)v;
+    else {
+      const char *v = argv[++i];
+      if (is_policy) hash_arg(a), hash_arg(v);
+      if (list >= 0) {
+        if (counts[list] == 512) usage("too many paths");
+        paths[list][counts[list]++] = v;
+      } else if (eq(a, "--hide")) {
+        if (n_hides == 512) usage("too many hidden paths");
+        hides[n_hides++] = v;
+      } else if (eq(a, "--cgroup")) cgroup = v;
+      else if (eq(a, "--argv0")) argv0 = v;
+      else if (eq(a, "--expect-cwd")) expect_cwd = v;
+      else if (eq(a, "--ruleset-from")) ruleset_from = v;
+      else if (eq(a, "--keep")) keep_file = v;
+      else if (eq(a, "--abi-max")) {
+        unsigned long long n;
+        if (!parse_u64(&v, &n) || *v) usage("--abi-max takes a number");
+        abi_max = (int)n;
+      }
     }
   }
-  if (i >= argc) usage("no PROGRAM after --");
+  if (keep_file == 0 && i >= argc) usage("no PROGRAM after --");
 
   if (cgroup) {
     int fd = (int)sys(__NR_openat, AT_FDCWD, cgroup, O_WRONLY | O_CLOEXEC);
@@ -433,30 +662,14 @@ __attribute__((used, noreturn)) void start(long *sp) {
     sys(__NR_close, fd, 0, 0);
   }
 
-  if (is_landlock) {
+  if (is_landlock || keep_file) {
     long err = 0;
     int abi = landlock_abi(&err);
     if (abi > abi_max) abi = abi_max;
     if (abi <= 0) die("Landlock is not available", 0, err ? err : -38);
-    handled_fs = fs_rights_for(abi);
-    struct ruleset_attr attr = {.handled_access_fs = handled_fs};
-    if (is_no_network && abi >= 4) attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP;
-    if (is_scope && abi >= 6) attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL;
-    /* Older kernels take the shorter struct. */
-    size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? 2 * sizeof(u64) : sizeof(u64);
-    long rs = sys(__NR_landlock_create_ruleset, &attr, size, 0);
-    if (rs < 0) die("cannot create the Landlock ruleset", 0, rs);
-    ruleset = (int)rs;
-
-    int root_fd = (int)sys(__NR_openat, AT_FDCWD, "/", O_PATH | O_CLOEXEC);
-    if (root_fd < 0) die("cannot open", "/", root_fd);
-    if (n_hidden == 0) add_rule_fd(root_fd, 1, READ_RIGHTS, "/");
-    else grant_read_except("/", root_fd);
-    sys(__NR_close, root_fd, 0, 0);
-    for (int k = 0; k < counts[3]; k++) add_rule_path(paths[3][k], FS_READ_DIR);
-    for (int k = 0; k < counts[2]; k++) add_rule_path(paths[2][k], READ_RIGHTS);
-    for (int k = 0; k < counts[1]; k++) add_rule_path(paths[1][k], RW_RIGHTS);
-    for (int k = 0; k < counts[0]; k++) add_rule_path(paths[0][k], WRITE_RIGHTS);
+    if (keep_file) keep(keep_file, abi);
+    int fd = ruleset_from ? kept_ruleset(ruleset_from) : -1;
+    if (fd < 0) fd = build_ruleset(abi);
 
     /* Out of the bounding set, a capability is gone after the exec, even for root. Without
      * CAP_SETPCAP (not root) the process holds none of them anyway. */
@@ -467,9 +680,9 @@ __attribute__((used, noreturn)) void start(long *sp) {
     sys6(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0);
     long r = sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
     if (r != 0) die("cannot set no_new_privs", 0, r);
-    r = sys(__NR_landlock_restrict_self, ruleset, 0, 0);
+    r = sys(__NR_landlock_restrict_self, fd, 0, 0);
     if (r != 0) die("cannot apply the Landlock ruleset", 0, r);
-    sys(__NR_close, ruleset, 0, 0);
+    sys(__NR_close, fd, 0, 0);
   }
 
   if (expect_cwd) {

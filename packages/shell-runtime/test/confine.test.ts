@@ -227,6 +227,31 @@ describe.each(mechanisms)('confinement by %s', (confine) => {
   })
 })
 
+describe('confinement: the kept Landlock ruleset', () => {
+  it('is built once per session, and a job never uses it stale: new entries are readable at once, new secret stores hidden at once', async () => {
+    if (!mechanisms.includes('landlock')) return
+    const home = tempDir('home')
+    mkdirSync(join(home, '.ssh'))
+    writeFileSync(join(home, '.ssh', 'id_ed25519'), 'PRIVATE KEY')
+    const { rt } = makeRuntime({ confine: 'landlock', hostEnv: { ...process.env, HOME: home } })
+    await rt.shell_run({ commands: ['true'] })
+    await eventually(() => (existsSync(join(rt.spoolDir, 'ruleset')) ? true : undefined), 10_000, 'the keeper to stamp its ruleset')
+    const check = async () => {
+      const r = await rt.shell_run({ commands: [`cat ${home}/new.txt`, `cat ${home}/.aws/credentials`, `cat ${home}/.ssh/id_ed25519`] })
+      expect(r.commands[0]).toMatchObject({ exit: 0, stdout: 'made after the start' })
+      for (const c of r.commands.slice(1)) expect(c.stdout, c.command).toBe('')
+      for (const c of r.commands.slice(1)) expect(c.exit, c.command).not.toBe(0)
+    }
+    writeFileSync(join(home, 'new.txt'), 'made after the start')
+    mkdirSync(join(home, '.aws'))
+    writeFileSync(join(home, '.aws', 'credentials'), 'aws_secret_access_key=x')
+    await check()
+    // The keeper notices within a second and builds again; jobs then take the new ruleset.
+    await new Promise((r) => setTimeout(r, 1500))
+    await check()
+  })
+})
+
 describe('confinement: everyday tools work confined', () => {
   it('git, npm install into the root, a Python venv and gcc with its temporary files', async () => {
     const cache = tempDir('npm-cache')

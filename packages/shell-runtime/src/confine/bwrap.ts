@@ -55,6 +55,7 @@ export function bwrapConfiner(input: { bwrap: string; helper: string; policy: Co
     unconfinedNote: null,
     tmpDir: tmpInside,
     settleMs: 200,
+    keeper: null,
     canLeaveCgroup: false,
     launch(job: JobSpec): Launch {
       const join = job.cgroupProcs === null ? [] : ['--cgroup', job.cgroupProcs]

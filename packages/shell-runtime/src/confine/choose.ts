@@ -21,6 +21,7 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
     unconfinedNote: `Ran unconfined (${input.reason}): it could write outside the roots and read the server's environment.`,
     tmpDir: policy.tmpDir,
     settleMs: 0,
+    keeper: null,
     canLeaveCgroup: true,
     launch(job: JobSpec): Launch {
       const env: Record<string, string> = { TMPDIR: policy.tmpDir }

@@ -46,6 +46,8 @@ export interface Confiner {
   readonly settleMs: number
   /** True when a command may write to cgroupfs (confinement off, or a writable path covers it), so it could leave its cgroup. */
   readonly canLeaveCgroup: boolean
+  /** A process the session keeps running beside its jobs (Landlock's ruleset keeper), or null. */
+  readonly keeper: { file: string; args: string[] } | null
   /** The spawn of one job. */
   launch(job: JobSpec): Launch
 }

@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import type { Confiner, JobSpec, Launch } from './confiner.ts'
 import { isUnder, OPEN_DEVICES, READ_DEVICES, type ConfinePolicy } from './policy.ts'
@@ -32,10 +33,16 @@ function landlockGaps(policy: ConfinePolicy, abi: number, spoolDir: string | nul
   return gaps
 }
 
-/** Confinement by Landlock through the hands-confine helper: one exec of a tiny static binary per job. */
+/**
+ * Confinement by Landlock through the hands-confine helper: one exec of a tiny static binary per
+ * job. With a spool, a keeper builds the ruleset once and each job takes it (after checking that
+ * nothing it depends on changed), so a job skips building it.
+ */
 export function landlockConfiner(input: { helper: string; abi: number; policy: ConfinePolicy; cgroupMount: string | null; spoolDir: string | null; gaps: string[] }): Confiner {
   const { helper, abi, policy } = input
-  const fixed = landlockArgs(policy, abi)
+  const policyArgs = landlockArgs(policy, abi)
+  const stamp = input.spoolDir === null ? null : join(input.spoolDir, 'ruleset')
+  const fixed = stamp === null ? policyArgs : [...policyArgs, '--ruleset-from', stamp]
   const gaps = [...landlockGaps(policy, abi, input.spoolDir), ...input.gaps]
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
   const summary = [
@@ -55,6 +62,7 @@ export function landlockConfiner(input: { helper: string; abi: number; policy: C
     unconfinedNote: null,
     tmpDir: policy.tmpDir,
     settleMs: 0,
+    keeper: stamp === null ? null : { file: helper, args: ['--keep', stamp, ...policyArgs] },
     canLeaveCgroup: input.cgroupMount !== null && policy.writable.some((w) => isUnder(w, input.cgroupMount as string)),
     launch(job: JobSpec): Launch {
       const join = job.cgroupProcs === null ? [] : ['--cgroup', job.cgroupProcs]

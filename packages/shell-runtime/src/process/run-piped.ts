@@ -158,7 +158,6 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   ])
   clearTimeout(pipeTimer)
   if (!closed) for (const s of child.stdio) s?.destroy()
-  await waitEmpty(spec.tree, 0)
   spec.tree.dispose()
   const [stdout, stderr] = await Promise.all([out.finish(), err.finish()])
   // Empty when no pipeline with more than one stage ran last.

@@ -17,6 +17,7 @@ import { findWritableCgroup, type FoundCgroup } from '../tree/find-cgroup.ts'
 import { onHostExit } from '../tree/host-exit.ts'
 import type { JobTree, TreeKeeper } from '../tree/job-tree.ts'
 import { MarkerKeeper } from '../tree/marker-keeper.ts'
+import { startHeld, type HeldChild } from '../process/held-child.ts'
 import { startReaper, type Reaper } from '../tree/reaper.ts'
 import { findBash } from './find-bash.ts'
 import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from './options.ts'
@@ -79,6 +80,7 @@ export class Session {
   readonly #runsSettled = new Set<Promise<unknown>>()
   #loginEnv: Promise<LoginEnvironment> | null = null
   #reaper: Reaper
+  #keeper: HeldChild | null = null
   #cancelExitHook: () => void
   #listeners = new Set<(resources: ShellResource[]) => void>()
   #closed: Promise<void> | null = null
@@ -118,6 +120,7 @@ export class Session {
       throw err
     }
     this.#reaper = this.#startReaper()
+    this.#keeper = this.#startKeeper()
     this.#cancelExitHook = onHostExit(() => {
       this.keeper.killEverythingSync()
       this.#removeFiles()
@@ -134,10 +137,23 @@ export class Session {
     return new MarkerKeeper(this.name)
   }
 
-  /** The reaper, started again whenever a command kills it, until the session closes. */
-  #startReaper(): Reaper {
-    return startReaper(this.bash, [...this.keeper.reaperArgs(), this.spoolDir, this.tmpDir], () => {
-      if (this.#closed === null) this.#reaper = this.#startReaper()
+  /** The reaper, started again whenever a command kills it, until the session closes (not after 5 quick deaths in a row). */
+  #startReaper(quickDeaths = 0): Reaper {
+    return startReaper(this.bash, [...this.keeper.reaperArgs(), this.spoolDir, this.tmpDir], (livedMs) => {
+      const quick = livedMs < 100 ? quickDeaths + 1 : 0
+      if (this.#closed === null && quick < 5) this.#reaper = this.#startReaper(quick)
+    })
+  }
+
+  /**
+   * The confinement's keeper (Landlock's ruleset), started again if it dies after a while, until
+   * the session closes. Without it every job builds its own ruleset: slower, the same policy.
+   */
+  #startKeeper(): HeldChild | null {
+    const keeper = this.confiner.keeper
+    if (keeper === null) return null
+    return startHeld(keeper.file, keeper.args, (livedMs) => {
+      if (this.#closed === null && livedMs >= 1000) this.#keeper = this.#startKeeper()
     })
   }
 
@@ -307,6 +323,7 @@ export class Session {
     this.keeper.close()
     this.#cancelExitHook()
     this.#reaper.release()
+    this.#keeper?.release()
     this.#removeFiles()
     this.#listeners.clear()
   }

@@ -1,21 +1,17 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdir, rmdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmdir, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { JobTree, TreeKeeper } from './job-tree.ts'
 import { killMarkedSync, lastPid, MARKER_VAR, scanMarked } from './marker-keeper.ts'
-import { trySignal } from './proc.ts'
+import { readProcFile, trySignal } from './proc.ts'
 
 /** The variable the bash prelude reads to move the job's first process into its cgroup (when no helper does). */
 export const CGROUP_PROCS_VAR = 'HANDS_CGROUP_PROCS'
 
 function readPids(file: string): number[] {
-  let text: string
-  try {
-    text = readFileSync(file, 'latin1')
-  } catch {
-    return []
-  }
+  const content = readProcFile(file)
+  if (content === null || content.length === 0) return []
   const out: number[] = []
-  for (const line of text.split('\n')) if (line !== '') out.push(Number(line))
+  for (const line of content.toString('latin1').split('\n')) if (line !== '') out.push(Number(line))
   return out
 }
 
