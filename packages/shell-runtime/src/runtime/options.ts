@@ -1,5 +1,6 @@
 import type { PathGate } from '@hands/fs-runtime'
 import type { ConfineMode } from '../confine/confiner.ts'
+import type { LoginEnvironment } from './session.ts'
 
 /** Options of `createShellRuntime`. Every bound is a host setting, never a tool parameter. */
 export interface ShellRuntimeOptions {
@@ -43,6 +44,12 @@ export interface ShellRuntimeOptions {
   denyRead?: string[]
   /** TCP for commands; `false` refuses TCP bind and connect (Landlock) or gives each command no network (bubblewrap). Default true. */
   network?: boolean
+  /**
+   * The login environment, supplied by the host instead of captured by this runtime: one capture
+   * (`captureLoginEnvironment`) shared by many runtimes, so `bash -l` runs once per process.
+   * Called once, on the first command; this runtime's allowlist still applies to what it returns.
+   */
+  loginEnv?: () => Promise<LoginEnvironment>
 }
 
 /** Options with every default applied. */
@@ -66,6 +73,7 @@ export interface ResolvedOptions {
   allowWrite: string[]
   denyRead: string[]
   isNetwork: boolean
+  loginEnv: (() => Promise<LoginEnvironment>) | undefined
 }
 
 const CONFINE_MODES: readonly ConfineMode[] = ['auto', 'landlock', 'bwrap', 'off']
@@ -113,5 +121,6 @@ export function resolveOptions(options: ShellRuntimeOptions, tmp: string): Resol
     allowWrite: paths('allowWrite', options.allowWrite),
     denyRead: paths('denyRead', options.denyRead),
     isNetwork: options.network ?? true,
+    loginEnv: options.loginEnv,
   }
 }

@@ -4,12 +4,12 @@
  * stdout carries results (or MCP protocol for `serve`); diagnostics go to stderr.
  */
 import { TOKEN_ENCODING, toolCost, toApiTools, API_FORMATS, type ApiFormat } from '../adapters/index.ts'
-import { serveHttp, parseListen } from '../mcp/http.ts'
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, serveHttp, parseListen } from '../mcp/http.ts'
 import { serveStdio } from '../mcp/stdio.ts'
 import { createSurface, enabledTools, shellConfinement, type SurfaceOptions } from '../session.ts'
 import { TOOLS } from '@hands/contracts'
 import { describeConfinement, type Confinement } from '@hands/shell-runtime'
-import { SESSION_HELP, UsageError, parse, sessionOptions } from './args.ts'
+import { SESSION_HELP, UsageError, parse, positiveInt, sessionOptions } from './args.ts'
 
 const MAIN_HELP = `usage: hands <command> [options]
 
@@ -27,6 +27,10 @@ Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go 
 
   --http HOST:PORT      serve Streamable HTTP at http://HOST:PORT/mcp (loopback only unless --allow-remote)
   --allow-remote        allow a non-loopback --http bind
+  --session-idle-ms N   HTTP: close a session (stopping its shells) after N ms without a request (default ${DEFAULT_SESSION_IDLE_MS})
+  --max-sessions N      HTTP: sessions open at once; one more initialize gets 503 (default ${DEFAULT_MAX_SESSIONS})
+  --max-body-bytes N    HTTP: the largest request body read; a larger one gets 413 (default ${DEFAULT_MAX_BODY_BYTES})
+  --allow-host NAME     HTTP: also accept this Host header (NAME for NAME:PORT, or NAME:PORT; repeatable)
 ${SESSION_HELP}`
 
 const CALL_HELP = `usage: hands call TOOL JSON [options]
@@ -55,18 +59,42 @@ function confinementOf(options: SurfaceOptions): Confinement | null {
 }
 
 async function serve(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { http: { type: 'string' }, 'allow-remote': { type: 'boolean' } })
+  const { values, positionals } = parse(argv, {
+    http: { type: 'string' },
+    'allow-remote': { type: 'boolean' },
+    'session-idle-ms': { type: 'string' },
+    'max-sessions': { type: 'string' },
+    'max-body-bytes': { type: 'string' },
+    'allow-host': { type: 'string', multiple: true },
+  })
   if (values.help) return help(SERVE_HELP)
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
   const confinement = confinementOf(options)
   if (confinement !== null) process.stderr.write(`${confinement.summary.split('\n').map((l) => `hands: ${l}\n`).join('')}`)
   if (values.http === undefined) {
+    for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'max-body-bytes', 'allow-host'] as const) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)
+    }
     await serveStdio(options)
     return -1
   }
   const listen = parseListen(values.http)
-  const running = await serveHttp({ ...listen, allowRemote: values['allow-remote'] === true }, options)
+  const sessionIdleMs = positiveInt('session-idle-ms', values['session-idle-ms'])
+  const maxSessions = positiveInt('max-sessions', values['max-sessions'])
+  const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'])
+  const allowHosts = values['allow-host'] ?? []
+  const running = await serveHttp(
+    {
+      ...listen,
+      allowRemote: values['allow-remote'] === true,
+      ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
+      ...(maxSessions !== undefined ? { maxSessions } : {}),
+      ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+      ...(allowHosts.length > 0 ? { allowHosts } : {}),
+    },
+    options,
+  )
   process.stderr.write(`hands: serving MCP over Streamable HTTP at ${running.url}\n`)
   const stop = async (why: string) => {
     process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
