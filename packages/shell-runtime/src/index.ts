@@ -1,5 +1,8 @@
 export { createShellRuntime, type ShellRuntime } from './runtime/create-shell-runtime.ts'
 export type { ShellRuntimeOptions } from './runtime/options.ts'
+export type { ConfineKind, ConfineMode } from './confine/confiner.ts'
+export { describeConfinement, type Confinement } from './confine/describe.ts'
+export { SECRET_STORES } from './confine/policy.ts'
 export { captureLoginEnvironment } from './runtime/capture-login-environment.ts'
 export type { LoginEnvironment, ShellResource } from './runtime/session.ts'
 export { BASE_ALLOWLIST } from './env/allowlist.ts'

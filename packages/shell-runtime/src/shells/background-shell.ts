@@ -1,6 +1,7 @@
 import { readSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { IPty } from 'node-pty'
+import type { Launch } from '../confine/confiner.ts'
 import { LineRing } from '../output/line-ring.ts'
 import { ScreenLines } from '../output/screen-lines.ts'
 import { Spool } from '../output/spool.ts'
@@ -18,9 +19,14 @@ export type ShellStatus = 'running' | 'exited' | 'stopped'
 export interface BackgroundSpec {
   id: string
   commands: string[]
+  /** The real directory the script starts in (as results report it). */
   cwd: string
-  bash: string
+  /** The spawn of the script (bash -c SCRIPT through the confinement mechanism). */
+  launch: Launch
+  /** The script's environment; the tree's and the mechanism's variables go on top. */
   env: Record<string, string>
+  /** A file holding the script when it was too long for one argument, removed at stop; else null. */
+  scriptFile: string | null
   tree: JobTree
   ringLines: number
   logPath: string
@@ -60,6 +66,7 @@ export class BackgroundShell {
   readonly #ended: Promise<void>
   #onEnd: Array<() => void> = []
   #stopping = false
+  readonly #scriptFile: string | null
 
   constructor(spec: BackgroundSpec) {
     this.id = spec.id
@@ -70,12 +77,13 @@ export class BackgroundShell {
     this.#ring = new LineRing(spec.ringLines)
     this.#lines = new ScreenLines(this.#ring)
     this.#log = new Spool(spec.logPath)
-    this.#pty = pty.spawn(spec.bash, ['-c', spec.commands.join('\n')], {
+    this.#scriptFile = spec.scriptFile
+    this.#pty = pty.spawn(spec.launch.file, spec.launch.args, {
       name: 'xterm-256color',
       cols: spec.cols,
       rows: spec.rows,
-      cwd: spec.cwd,
-      env: { ...spec.env, ...spec.tree.env },
+      cwd: spec.launch.cwd,
+      env: { ...spec.env, ...spec.tree.env, ...spec.launch.env },
       encoding: null,
     })
     this.pid = this.#pty.pid
@@ -192,6 +200,7 @@ export class BackgroundShell {
     this.tree.dispose()
     await this.#log.close()
     rmSync(this.logPath, { force: true })
+    if (this.#scriptFile !== null) rmSync(this.#scriptFile, { force: true })
     return report
   }
 

@@ -1,5 +1,8 @@
 import { parseArgs } from 'node:util'
+import type { ConfineMode } from '@hands/shell-runtime'
 import type { SurfaceOptions } from '../session.ts'
+
+const CONFINE_MODES: readonly ConfineMode[] = ['auto', 'landlock', 'bwrap', 'off']
 
 /** Flags shared by every command that opens a session. */
 export const SESSION_FLAGS = {
@@ -9,6 +12,10 @@ export const SESSION_FLAGS = {
   'ring-lines': { type: 'string' },
   'stop-grace-ms': { type: 'string' },
   'env-allow': { type: 'string', multiple: true },
+  confine: { type: 'string' },
+  'allow-write': { type: 'string', multiple: true },
+  'deny-read': { type: 'string', multiple: true },
+  'no-network': { type: 'boolean' },
   'code-tool': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
@@ -19,6 +26,10 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
   --ring-lines N        lines kept per background shell (default 10000)
   --stop-grace-ms N     SIGTERM-to-SIGKILL grace when stopping a tree (default 2000)
   --env-allow NAME      pass this host environment variable to commands (repeatable)
+  --confine MODE        how commands are confined to the roots: auto (default), landlock, bwrap, off
+  --allow-write DIR     let commands write under DIR too, e.g. a package manager's cache (repeatable)
+  --deny-read PATH      hide PATH from commands, beside the usual secret stores (repeatable)
+  --no-network          refuse commands TCP bind and connect (Landlock), or give them no network (bwrap)
   --code-tool NAME      the harness's code tool named in descriptions (default python_execution)
   -h, --help            this help`
 
@@ -56,6 +67,16 @@ export function sessionOptions(values: Record<string, unknown>): SurfaceOptions 
   if (stopGraceMs !== undefined) options.stopGraceMs = stopGraceMs
   const envAllow = values['env-allow'] as string[] | undefined
   if (envAllow?.length) options.envAllow = envAllow
+  const confine = values['confine'] as string | undefined
+  if (confine !== undefined) {
+    if (!CONFINE_MODES.includes(confine as ConfineMode)) throw new UsageError(`--confine takes ${CONFINE_MODES.join(', ')}, got ${JSON.stringify(confine)}`)
+    options.confine = confine as ConfineMode
+  }
+  const allowWrite = values['allow-write'] as string[] | undefined
+  if (allowWrite?.length) options.allowWrite = allowWrite
+  const denyRead = values['deny-read'] as string[] | undefined
+  if (denyRead?.length) options.denyRead = denyRead
+  if (values['no-network'] === true) options.network = false
   const codeTool = values['code-tool'] as string | undefined
   if (codeTool !== undefined) options.codeTool = codeTool
   return options
