@@ -68,6 +68,16 @@ describe('shell_background', () => {
     expect((await rt.shell_logs({ id: b.id })).lines).toEqual(['one', 'two xterm-256color', join(root, 'sub')])
   })
 
+  it('runs a script over 128 KiB to its end', async () => {
+    const { rt } = makeRuntime()
+    const filler = Array.from({ length: 2000 }, (_, i) => `: ${String(i).padStart(4, '0')} ${'x'.repeat(70)}`)
+    const b = await rt.shell_background({ commands: ['echo started', ...filler, 'echo finished'] })
+    expect(Buffer.byteLength(b.commands.join('\n'))).toBeGreaterThan(128 * 1024)
+    const r = await exited(rt, b.id)
+    expect(r.exit).toBe(0)
+    expect((await rt.shell_logs({ id: b.id })).lines).toEqual(['started', 'finished'])
+  })
+
   it('reports a death by signal as 128+N', async () => {
     const { rt } = makeRuntime()
     const b = await rt.shell_background({ commands: ['kill -KILL $$'] })

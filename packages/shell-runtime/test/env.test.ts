@@ -26,7 +26,8 @@ function hostEnv(home: string): Record<string, string> {
 describe('login environment', () => {
   it('is captured once from a login shell, so a PATH entry the profile adds is visible to every command', async () => {
     const home = profileHome(PROFILE)
-    const { rt } = makeRuntime({ hostEnv: hostEnv(home) })
+    // The profile records each run in HOME, which confined commands may write only when the host allows it.
+    const { rt } = makeRuntime({ hostEnv: hostEnv(home), allowWrite: [home] })
     const r = await rt.shell_run({ commands: ['hello-from-profile', 'echo "$HOME|$USER|$LANG"'] })
     expect(r.commands[0]).toMatchObject({ exit: 0, stdout: 'hello from the profile PATH\n' })
     expect(r.commands[1]?.stdout).toBe(`${home}|tester|C.UTF-8\n`)
@@ -42,7 +43,7 @@ describe('login environment', () => {
 
   it('is captured again on refresh, and later commands see the new profile', async () => {
     const home = profileHome(PROFILE)
-    const { rt } = makeRuntime({ hostEnv: hostEnv(home) })
+    const { rt } = makeRuntime({ hostEnv: hostEnv(home), allowWrite: [home] })
     await rt.shell_run({ commands: ['true'] })
     writeFileSync(join(home, '.bash_profile'), `${PROFILE}export PATH="$HOME/second:$PATH"\n`)
     await rt.refreshLoginEnvironment()
@@ -63,6 +64,15 @@ describe('login environment', () => {
     const { rt: allowed } = makeRuntime({ hostEnv: hostEnv(home), envAllow: ['EXTRA_OK', 'PROFILE_*'] })
     const a = await allowed.shell_run({ commands: ['echo "[${MY_API_KEY-}][${EXTRA_OK-}][${PROFILE_ONLY-}]"'] })
     expect(a.commands[0]?.stdout).toBe('[][passed][set-by-profile]\n')
+  })
+
+  it('passes the locale variables by their names only: LC_ALL and LC_PAPER pass, LC_MY_TOKEN does not', async () => {
+    const home = profileHome('')
+    const { rt } = makeRuntime({ hostEnv: { ...hostEnv(home), LC_ALL: 'C.UTF-8', LC_PAPER: 'C', LC_MY_TOKEN: 'sk-looks-like-a-locale' } })
+    const r = await rt.shell_run({ commands: ['echo "[${LC_ALL-}][${LC_PAPER-}][${LC_MY_TOKEN-}]"; env | grep -c sk-looks-like-a-locale'] })
+    expect(r.commands[0]?.stdout).toBe('[C.UTF-8][C][]\n0\n')
+    const b = await rt.shell_background({ commands: ['echo "bg [${LC_MY_TOKEN-}]"'] })
+    expect(await logsUntil(rt, b.id, (l) => l.length > 0)).toEqual(['bg []'])
   })
 
   it('falls back to the host allowlist when the login shell fails, and says why', async () => {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { checkResult, ToolError } from '@hands/contracts'
 import { afterEach } from 'vitest'
-import { createShellRuntime, type ShellRuntime, type ShellRuntimeOptions } from '../src/index.ts'
+import { createShellRuntime, describeConfinement, type ShellRuntime, type ShellRuntimeOptions } from '../src/index.ts'
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 
@@ -53,9 +53,9 @@ export async function eventually<T>(check: () => T | undefined | Promise<T | und
 
 const made: Array<{ rt: ShellRuntime; dirs: string[] }> = []
 
-/** A temporary directory (real path), removed after the test. */
-export function tempDir(label = 'root'): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), `hands-test-${label}-`)))
+/** A temporary directory (real path) under `base`, removed after the test. */
+export function tempDir(label = 'root', base = tmpdir()): string {
+  const dir = realpathSync(mkdtempSync(join(base, `hands-test-${label}-`)))
   extraDirs.push(dir)
   return dir
 }
@@ -116,3 +116,12 @@ export async function rejection(p: Promise<unknown>): Promise<ToolError> {
   }
   throw new Error('expected a ToolError')
 }
+
+/** The confinement mechanisms that work on this machine, strongest-first as `auto` prefers them. */
+export const MECHANISMS = (['landlock', 'bwrap'] as const).filter((m) => {
+  try {
+    return describeConfinement({ roots: ['/'], confine: m }).kind === m
+  } catch {
+    return false
+  }
+})

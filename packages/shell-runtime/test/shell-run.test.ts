@@ -130,6 +130,20 @@ describe('shell_run', () => {
     expect(r.timed_out).toBe(true)
   })
 
+  it('runs a 200 KB line (longer than one argument may be) like any other, and its script file is read-only and gone after', async () => {
+    const { rt } = makeRuntime()
+    const payload = 'a'.repeat(200_000)
+    const r = validRun(await rt.shell_run({ commands: [`printf %s '${payload}' | wc -c; echo "$0"; exit 4`, 'echo next'] }))
+    expect(r.commands[0]).toMatchObject({ stdout: '200000\nbash\n', stderr: '', exit: 4 })
+    expect(r.commands[1]).toMatchObject({ stdout: 'next\n', exit: 0 })
+    // The long line reaches bash through a file in the spool, which the command can read but not change.
+    const attempt = await rt.shell_run({ commands: [`: '${payload}'; f=$(ls ${rt.spoolDir}/script-*.bash); echo "$f"; echo changed >> "$f"`] })
+    const file = attempt.commands[0]?.stdout.trim() ?? ''
+    expect(file).toMatch(/\/script-\d+\.bash$/)
+    expect(attempt.commands[0]?.exit).not.toBe(0)
+    expect(existsSync(file)).toBe(false)
+  })
+
   it('runs in cwd when given, relative to the workspace root', async () => {
     const { rt, root } = makeRuntime()
     mkdirSync(join(root, 'sub'))

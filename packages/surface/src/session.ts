@@ -15,7 +15,19 @@ import {
   type ToolName,
 } from '@hands/contracts'
 import { createFsRuntime, type PathGate } from '@hands/fs-runtime'
-import { captureLoginEnvironment, createShellRuntime, pickLimits, type LoginEnvironment, type ShellLimits, type ShellResource, type ShellRuntime, type ShellRuntimeOptions } from '@hands/shell-runtime'
+import {
+  captureLoginEnvironment,
+  createShellRuntime,
+  describeConfinement,
+  pickLimits,
+  type Confinement,
+  type ConfineMode,
+  type LoginEnvironment,
+  type ShellLimits,
+  type ShellResource,
+  type ShellRuntime,
+  type ShellRuntimeOptions,
+} from '@hands/shell-runtime'
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
 import { failure, type CallOutcome } from './outcome.ts'
 
@@ -38,6 +50,14 @@ export interface SurfaceOptions extends ShellLimits {
   stopGraceMs?: number
   /** Extra environment variable names passed through to commands. */
   envAllow?: string[]
+  /** How commands are confined to the roots: `auto` (default), `landlock`, `bwrap` or `off`. */
+  confine?: ConfineMode
+  /** Extra directories commands may write under (say a package manager's cache). */
+  allowWrite?: string[]
+  /** Extra paths hidden from commands, beside the usual secret stores. */
+  denyRead?: string[]
+  /** TCP for commands (default true); false refuses TCP bind and connect. */
+  network?: boolean
   /**
    * The login environment commands start from, when the host captured it already (see
    * `shareLoginEnvironment`); without it the session runs `bash -l` once, on its first command.
@@ -61,6 +81,8 @@ export interface Session {
   readonly prompt: PromptProse
   /** The allowed roots, real paths, workspace root first. */
   readonly roots: readonly string[]
+  /** How commands are confined (known before the first command starts the runtime); null when the shell toggle is off. */
+  readonly confinement: Confinement | null
   /** Validate, then run one tool. Never rejects for a tool failure. */
   call<N extends ToolName>(name: N, input: unknown): Promise<CallOutcome<N>>
   call(name: string, input: unknown): Promise<CallOutcome>
@@ -88,6 +110,16 @@ export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool
   return enabledContracts(options).map((c) => describeTool(c, prose))
 }
 
+/** The confinement options of the shell runtime, from the surface's. */
+export function shellConfinement(options: SurfaceOptions): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network'> {
+  return {
+    ...(options.confine !== undefined ? { confine: options.confine } : {}),
+    ...(options.allowWrite ? { allowWrite: options.allowWrite } : {}),
+    ...(options.denyRead ? { denyRead: options.denyRead } : {}),
+    ...(options.network !== undefined ? { network: options.network } : {}),
+  }
+}
+
 const rootsOf = (options: SurfaceOptions) => (options.roots?.length ? options.roots : [process.cwd()])
 
 /** The shell runtime's options from the session's. */
@@ -103,6 +135,7 @@ function shellOptions(options: SurfaceOptions): ShellRuntimeOptions {
     ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
     ...(options.loginEnv ? { loginEnv: options.loginEnv } : {}),
     ...pickLimits(options),
+    ...shellConfinement(options),
   }
 }
 
@@ -134,6 +167,9 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     ...(options.gates ? { gates: options.gates } : {}),
     ...(options.confirm ? { confirm: options.confirm } : {}),
   })
+  // How commands will be confined, known before the runtime starts (an explicit mechanism that
+  // cannot work here throws now, as a host configuration error).
+  const confinement = isShell ? describeConfinement(shellOptions(options)) : null
   // The shell runtime (its spool folder, cgroup and reaper) starts with the first shell call.
   let shell: ShellRuntime | null = null
   const listeners = new Set<() => void>()
@@ -237,6 +273,9 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     tools,
     prompt: renderPrompt({ codeTool: options.codeTool ?? CODE_TOOL, isShell }),
     roots: fs.roots,
+    get confinement() {
+      return shell?.confinement ?? confinement
+    },
     call: call as Session['call'],
     resources: () => (shell === null ? [] : shell.resources()),
     retainedLines: (id) => (shell === null ? null : shell.retainedLines(id)),

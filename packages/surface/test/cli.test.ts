@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { describeConfinement } from '@hands/shell-runtime'
 import { afterEach, describe, expect, it } from 'vitest'
 import { REPO } from './helpers/mcp.ts'
 import { tempRoot } from './helpers/tmp.ts'
@@ -65,17 +66,39 @@ describe('hands CLI', () => {
     expect(r.stderr).toContain('JSON is not valid')
   }, 60_000)
 
-  it('tools lists the enabled tools with their token cost and a total', () => {
+  it('tools lists the enabled tools with their token cost and a total, then how commands are confined', () => {
     const r = hands(['tools'])
     expect(r.code).toBe(0)
-    const lines = r.stdout.trim().split('\n')
+    const [table, confinement] = r.stdout.trim().split('\n\n')
+    const lines = (table ?? '').split('\n')
     expect(lines).toHaveLength(11)
+    expect(confinement).toBe(describeConfinement({ roots: [REPO] }).summary)
+    expect(confinement).toMatch(/^commands are confined by (Landlock|bubblewrap)/)
     expect(lines[0]).toMatch(/^shell_run\s+\d+\s+Run shell commands$/)
     const sum = lines.slice(0, 10).reduce((a, l) => a + Number(/\s(\d+)\s/.exec(l)?.[1]), 0)
     expect(lines[10]).toMatch(new RegExp(`^total\\s+${sum}\\s+10 of 10 tools`))
     const off = hands(['tools', '--no-shell'])
     expect(off.stdout.trim().split('\n')).toHaveLength(6)
+    const unconfined = hands(['tools', '--confine', 'off'])
+    expect(unconfined.stdout).toContain('commands run UNCONFINED: the host switched confinement off')
   }, 60_000)
+
+  it('confinement flags: a bad --confine is a usage error, and a mechanism that cannot work here is refused at start', () => {
+    const bad = hands(['tools', '--confine', 'chroot'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--confine takes auto, landlock, bwrap, off, got "chroot"')
+    const r = spawnSync('pnpm', ['--silent', '--dir', REPO, 'hands', 'serve', '--confine', 'bwrap'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, HANDS_CONFINE_UNAVAILABLE: 'bwrap' },
+    })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('confine: "bwrap" was asked for, but bubblewrap is marked unavailable')
+    const flags = hands(['tools', '--confine', 'landlock', '--no-network', '--allow-write', '/var/tmp', '--deny-read', '/etc/hostname'])
+    expect(flags.stdout).toContain('1 --allow-write path')
+    expect(flags.stdout).toContain('1 --deny-read path')
+    expect(flags.stdout).toContain('TCP bind and connect refused')
+  }, 120_000)
 
   it('tools --format anthropic prints the API definitions', () => {
     const r = hands(['tools', '--format', 'anthropic', '--no-shell'])

@@ -114,7 +114,8 @@ describe('hands serve --http: sessions that end', () => {
   it('runs the login shell once for a server with 20 sessions, every one of which sees its environment', async () => {
     const home = countingHome()
     cleanups.push(home.remove)
-    const s = await serveHttpProcess([], { HOME: home.home })
+    // The profile counts its runs in HOME, which confined commands may write only when allowed.
+    const s = await serveHttpProcess(['--allow-write', home.home], { HOME: home.home })
     cleanups.push(() => s.stop())
     const clients = await inBatches(20, 5, () => httpClient(s.url))
     cleanups.push(() => Promise.all(clients.map((c) => c.client.close())))

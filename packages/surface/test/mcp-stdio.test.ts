@@ -189,6 +189,27 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     await closeAndProveGone(allowed)
   }, 60_000)
 
+  it("keeps the environment of the server and of its pnpm and sh ancestors out of every command's reach; says so at start", async () => {
+    // Every ancestor of the command up to pid 1: the server, pnpm, the shells that started them.
+    const readAncestors = 'p=$PPID; while [ "$p" -gt 1 ]; do tr "\\0" "\\n" < /proc/$p/environ 2>/dev/null; p=$(cut -d" " -f4 /proc/$p/stat); done; true'
+    const c = await open([], { MY_API_KEY: 'sk-server-sekrit' })
+    expect(c.stderr()).toMatch(/hands: commands are confined by (Landlock|bubblewrap)/)
+    const r = structured<{ commands: Array<{ stdout: string; note: string | null }> }>(
+      await c.client.callTool({ name: 'shell_run', arguments: { commands: [readAncestors, 'tr "\\0" "\\n" < /proc/$PPID/environ'] } }),
+    )
+    expect(r.commands[0]?.stdout).not.toContain('sk-server-sekrit')
+    expect(r.commands[1]?.stdout).toBe('')
+    await closeAndProveGone(c)
+    const off = await open(['--confine', 'off'], { MY_API_KEY: 'sk-server-sekrit' })
+    expect(off.stderr()).toContain('hands: commands run UNCONFINED: the host switched confinement off')
+    const o = structured<{ commands: Array<{ stdout: string; note: string | null }> }>(
+      await off.client.callTool({ name: 'shell_run', arguments: { commands: [readAncestors] } }),
+    )
+    expect(o.commands[0]?.stdout).toContain('MY_API_KEY=sk-server-sekrit')
+    expect(o.commands[0]?.note).toContain("read the server's environment")
+    await closeAndProveGone(off)
+  }, 60_000)
+
   it('answers a call to a tool it does not serve with the protocol error -32602, not a tool result', async () => {
     const c = await open([])
     await expect(c.client.callTool({ name: 'shell', arguments: { commands: ['true'] } })).rejects.toMatchObject({

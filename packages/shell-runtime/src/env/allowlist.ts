@@ -1,5 +1,26 @@
+/**
+ * The locale variables: LANG, LC_ALL and the categories POSIX defines, plus the ones glibc adds.
+ * Only these names pass, never any `LC_` prefix (a host variable `LC_MY_TOKEN` is not a locale).
+ */
+export const LOCALE_VARS: readonly string[] = [
+  'LANG',
+  'LC_ALL',
+  'LC_COLLATE',
+  'LC_CTYPE',
+  'LC_MESSAGES',
+  'LC_MONETARY',
+  'LC_NUMERIC',
+  'LC_TIME',
+  'LC_ADDRESS',
+  'LC_IDENTIFICATION',
+  'LC_MEASUREMENT',
+  'LC_NAME',
+  'LC_PAPER',
+  'LC_TELEPHONE',
+]
+
 /** Variables every command sees when the host has them (SPEC §3, Environment). */
-export const BASE_ALLOWLIST: readonly string[] = ['PATH', 'HOME', 'USER', 'LANG', 'LC_*', 'TERM', 'TMPDIR', 'SHELL']
+export const BASE_ALLOWLIST: readonly string[] = ['PATH', 'HOME', 'USER', ...LOCALE_VARS, 'TERM', 'TMPDIR', 'SHELL']
 
 /** A predicate over variable names: exact names, or prefixes written with a trailing `*`. */
 export function allowlistMatcher(names: readonly string[]): (name: string) => boolean {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
 import type { Readable } from 'node:stream'
+import type { Launch } from '../confine/confiner.ts'
 import { BoundedCapture, type CapturedStream } from '../output/bounded-capture.ts'
 import type { SpoolBudget } from '../output/spool-budget.ts'
 import type { JobTree } from '../tree/job-tree.ts'
@@ -10,10 +10,9 @@ import { PIPESTATUS_VAR } from './prelude.ts'
 
 /** How to run one bash line with pipes. */
 export interface PipedSpec {
-  bash: string
-  /** The bash line, run as `bash -c`. */
-  script: string
-  cwd: string
+  /** The spawn of the job (bash -c LINE through the confinement mechanism). */
+  launch: Launch
+  /** The command's environment; the tree's and the mechanism's variables go on top. */
   env: Record<string, string>
   tree: JobTree
   headBytes: number
@@ -25,7 +24,9 @@ export interface PipedSpec {
   /** `performance.now()` by which the command must have ended; its tree is stopped then. */
   deadline: number
   graceMs: number
-  /** Record the last pipeline's stage statuses. */
+  /** How long the mechanism's own processes may outlive bash before what is left counts as leftovers, in ms. */
+  settleMs: number
+  /** Record the last pipeline's stage statuses (the prelude reports them on a pipe at fd 3). */
   isPipestatus: boolean
   /** Aborting stops the command's tree (SIGTERM, grace, SIGKILL); the command then reports how it ended. */
   signal?: AbortSignal
@@ -57,6 +58,15 @@ export class SpawnError extends Error {
 /** How long to wait for the pipes to close once the whole tree is gone. */
 const PIPE_CLOSE_MS = 2000
 
+/** Keep every chunk of a small stream until it ends. */
+function collect(stream: Readable, into: Buffer[]): Promise<void> {
+  return new Promise((resolve) => {
+    stream.on('data', (chunk: Buffer) => into.push(chunk))
+    stream.once('close', resolve)
+    stream.once('error', () => resolve())
+  })
+}
+
 function capture(stream: Readable, into: BoundedCapture): Promise<void> {
   return new Promise((resolve) => {
     stream.on('data', (chunk: Buffer) => {
@@ -78,16 +88,18 @@ function capture(stream: Readable, into: BoundedCapture): Promise<void> {
  */
 export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   const started = performance.now()
-  const psFile = `${spec.spoolBase}.pipestatus`
-  const env: Record<string, string> = { ...spec.env, ...spec.tree.env }
-  if (spec.isPipestatus) env[PIPESTATUS_VAR] = psFile
-  const child = spawn(spec.bash, ['-c', spec.script], {
-    cwd: spec.cwd,
+  const { launch } = spec
+  const env: Record<string, string> = { ...spec.env, ...spec.tree.env, ...launch.env }
+  if (spec.isPipestatus) env[PIPESTATUS_VAR] = '3'
+  const child = spawn(launch.file, launch.args, {
+    cwd: launch.cwd,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: spec.isPipestatus ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
     detached: true,
-    argv0: 'bash',
+    ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
   })
+  const psChunks: Buffer[] = []
+  const psDone = spec.isPipestatus ? collect(child.stdio[3] as Readable, psChunks) : Promise.resolve()
   const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`, spec.budget)
   const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`, spec.budget)
   const outDone = capture(child.stdout as Readable, out)
@@ -113,8 +125,7 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   let first = await Promise.race([exited, bound])
   clearTimeout(timer)
   if (first instanceof Error) {
-    child.stdout?.destroy()
-    child.stderr?.destroy()
+    for (const s of child.stdio) s?.destroy()
     throw new SpawnError(first.message, { cause: first })
   }
   let boundStop: StopReport | null = null
@@ -136,34 +147,25 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   let leftovers: StopReport | null = null
   if (abortStop !== null) await abortStop
   else if (first !== 'bound') {
+    if (spec.settleMs > 0) await waitEmpty(spec.tree, spec.settleMs)
     const report = await stopTree(spec.tree, spec.graceMs)
     if (report.foundCount > 0) leftovers = report
   }
   // Every writer is gone, so the pipes close; a process that escaped the tree must not hang us.
   let pipeTimer: NodeJS.Timeout | undefined
   const closed = await Promise.race([
-    Promise.all([outDone, errDone]).then(() => true),
+    Promise.all([outDone, errDone, psDone]).then(() => true),
     new Promise<false>((r) => {
       pipeTimer = setTimeout(() => r(false), PIPE_CLOSE_MS)
     }),
   ])
   clearTimeout(pipeTimer)
-  if (!closed) {
-    child.stdout?.destroy()
-    child.stderr?.destroy()
-  }
-  await waitEmpty(spec.tree, 0)
+  if (!closed) for (const s of child.stdio) s?.destroy()
   spec.tree.dispose()
   const [stdout, stderr] = await Promise.all([out.finish(), err.finish()])
-  let pipestatus: number[] | null = null
-  if (spec.isPipestatus) {
-    try {
-      pipestatus = readFileSync(psFile, 'latin1').trim().split(/\s+/).map(Number)
-      rmSync(psFile, { force: true })
-    } catch {
-      // no pipeline with more than one stage ran last
-    }
-  }
+  // Empty when no pipeline with more than one stage ran last.
+  const stages = Buffer.concat(psChunks).toString('latin1').trim()
+  const pipestatus = /^\d+( \d+)+$/.test(stages) ? stages.split(' ').map(Number) : null
   return {
     ending,
     timedOut: first === 'bound',

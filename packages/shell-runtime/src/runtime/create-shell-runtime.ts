@@ -15,6 +15,7 @@ import { shellLogsTool } from '../tools/shell-logs.ts'
 import { shellRunTool } from '../tools/shell-run.ts'
 import { shellStopTool } from '../tools/shell-stop.ts'
 import { shellTypeTool } from '../tools/shell-type.ts'
+import type { Confinement } from '../confine/describe.ts'
 import type { ShellRuntimeOptions } from './options.ts'
 import { Session, type LoginEnvironment, type ShellResource } from './session.ts'
 
@@ -42,8 +43,12 @@ export interface ShellRuntime {
   refreshLoginEnvironment(): Promise<LoginEnvironment>
   /** `cgroup` when each job has its own cgroup v2, `marker` when jobs are found by an environment marker. */
   readonly treeKind: 'cgroup' | 'marker'
-  /** The session's spool directory (whole streams, background logs); removed by close(). */
+  /** The session's spool directory (whole streams, background logs); read-only to commands, removed by close(). */
   readonly spoolDir: string
+  /** The session's private temporary directory, every command's TMPDIR; removed by close(). */
+  readonly tmpDir: string
+  /** How commands are confined here (the mechanism `confine` chose, and what it cannot do). */
+  readonly confinement: Confinement
   /** Stop every shell and foreground job and remove the session's files. Idempotent. */
   close(): Promise<void>
 }
@@ -51,7 +56,8 @@ export interface ShellRuntime {
 /**
  * Create a shell runtime: one session owning every process it starts. Its shells die with it:
  * on close(), on the host's normal exit (synchronously), and, when the host dies any other way
- * (a signal, SIGKILL), through a reaper process that notices the host is gone.
+ * (a signal, SIGKILL), through a reaper process that notices the host is gone. Every command is
+ * confined by the kernel to the roots (see `confine`) unless nothing can confine it here.
  */
 export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
   const session = new Session(options)
@@ -68,6 +74,8 @@ export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
     refreshLoginEnvironment: () => session.refreshLoginEnv(),
     treeKind: session.keeper.kind,
     spoolDir: session.spoolDir,
+    tmpDir: session.tmpDir,
+    confinement: { kind: session.confiner.kind, summary: session.confiner.summary },
     close: () => session.close(),
   }
 }

@@ -1,5 +1,6 @@
 import type { PathGate } from '@hands/fs-runtime'
 import { resolveLimits, type ShellLimits } from '../limits/limits.ts'
+import type { ConfineMode } from '../confine/confiner.ts'
 import type { LoginEnvironment } from './session.ts'
 
 /** Options of `createShellRuntime`. Every bound is a host setting, never a tool parameter. */
@@ -33,6 +34,18 @@ export interface ShellRuntimeOptions extends ShellLimits {
   /** Bound on the one-time login-environment capture, in ms; default 15000. */
   loginEnvBoundMs?: number
   /**
+   * How commands are confined to the roots: `auto` (default; Landlock, else bubblewrap, else
+   * unconfined with a note on every result), `landlock`, `bwrap` (either throws when it cannot
+   * work here) or `off`.
+   */
+  confine?: ConfineMode
+  /** Extra directories commands may write under (a package manager's cache, say). */
+  allowWrite?: string[]
+  /** Extra paths hidden from commands, beside the usual secret stores. */
+  denyRead?: string[]
+  /** TCP for commands; `false` refuses TCP bind and connect (Landlock) or gives each command no network (bubblewrap). Default true. */
+  network?: boolean
+  /**
    * The login environment, supplied by the host instead of captured by this runtime: one capture
    * (`captureLoginEnvironment`) shared by many runtimes, so `bash -l` runs once per process.
    * Called once, on the first command; this runtime's allowlist still applies to what it returns.
@@ -57,12 +70,32 @@ export interface ResolvedOptions extends Required<ShellLimits> {
   cols: number
   rows: number
   loginEnvBoundMs: number
+  confine: ConfineMode
+  allowWrite: string[]
+  denyRead: string[]
+  isNetwork: boolean
   loginEnv: (() => Promise<LoginEnvironment>) | undefined
+}
+
+const CONFINE_MODES: readonly ConfineMode[] = ['auto', 'landlock', 'bwrap', 'off']
+
+function paths(name: string, value: string[] | undefined): string[] {
+  if (value === undefined) return []
+  if (!Array.isArray(value) || value.some((p) => typeof p !== 'string' || p === '' || p.includes('\0'))) {
+    throw new TypeError(`${name} must list non-empty paths`)
+  }
+  return [...value]
 }
 
 function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback
   if (!Number.isInteger(value) || value < min) throw new RangeError(`${name} must be an integer ≥ ${min} (got ${value})`)
+  return value
+}
+
+function confineMode(value: ConfineMode | undefined): ConfineMode {
+  if (value === undefined) return 'auto'
+  if (!CONFINE_MODES.includes(value)) throw new RangeError(`confine must be one of ${CONFINE_MODES.join(', ')} (got ${String(value)})`)
   return value
 }
 
@@ -86,6 +119,10 @@ export function resolveOptions(options: ShellRuntimeOptions, tmp: string): Resol
     rows: positiveInt('terminal.rows', options.terminal?.rows, 50),
     loginEnvBoundMs: positiveInt('loginEnvBoundMs', options.loginEnvBoundMs, 15_000),
     ...resolveLimits(options),
+    confine: confineMode(options.confine),
+    allowWrite: paths('allowWrite', options.allowWrite),
+    denyRead: paths('denyRead', options.denyRead),
+    isNetwork: options.network ?? true,
     loginEnv: options.loginEnv,
   }
 }

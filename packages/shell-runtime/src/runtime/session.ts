@@ -1,22 +1,31 @@
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { delimiter, join } from 'node:path'
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ToolError } from '@hands/contracts'
+import { chooseConfiner } from '../confine/choose.ts'
+import type { Confiner, Launch } from '../confine/confiner.ts'
+import { buildPolicy } from '../confine/policy.ts'
+import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { pickAllowed } from '../env/allowlist.ts'
-import { loginEnvScript, parseLoginEnv } from '../env/capture-login-env.ts'
+import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-env.ts'
 import { PRELUDE } from '../process/prelude.ts'
-import { runPiped } from '../process/run-piped.ts'
+import { runPiped, type PipedRun } from '../process/run-piped.ts'
 import { GoneFiles } from '../output/gone-files.ts'
 import { SpoolBudget } from '../output/spool-budget.ts'
 import type { BackgroundShell } from '../shells/background-shell.ts'
-import { CgroupKeeper } from '../tree/cgroup-keeper.ts'
-import { findWritableCgroup } from '../tree/find-cgroup.ts'
+import { CGROUP_PROCS_VAR, CgroupKeeper } from '../tree/cgroup-keeper.ts'
+import { findWritableCgroup, type FoundCgroup } from '../tree/find-cgroup.ts'
 import { onHostExit } from '../tree/host-exit.ts'
-import type { TreeKeeper } from '../tree/job-tree.ts'
+import type { JobTree, TreeKeeper } from '../tree/job-tree.ts'
 import { MarkerKeeper } from '../tree/marker-keeper.ts'
+import { startHeld, type HeldChild } from '../process/held-child.ts'
 import { startReaper, type Reaper } from '../tree/reaper.ts'
+import { findBash } from './find-bash.ts'
 import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from './options.ts'
+
+/** Scripts longer than this (in bytes) reach bash through a file, under Linux's 128 KiB limit on one argument. */
+const INLINE_SCRIPT_MAX = 64 * 1024
 
 /** One background shell as the session lists it. */
 export interface ShellResource {
@@ -47,18 +56,12 @@ export interface LoginEnvironment {
   error: string | null
 }
 
-function findBash(env: Record<string, string | undefined>): string {
-  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
-    if (dir === '') continue
-    const candidate = join(dir, 'bash')
-    try {
-      accessSync(candidate, constants.X_OK)
-      return candidate
-    } catch {
-      // next
-    }
+function realOrGiven(path: string): string {
+  try {
+    return realpathSync.native(path)
+  } catch {
+    return path
   }
-  return '/bin/bash'
 }
 
 /**
@@ -68,9 +71,14 @@ function findBash(env: Record<string, string | undefined>): string {
 export class Session {
   readonly options: ResolvedOptions
   readonly name: string
+  /** The allowed roots as real paths. */
+  readonly roots: string[]
   readonly spoolDir: string
+  /** The session's private temporary directory: every command's TMPDIR, removed at close. */
+  readonly tmpDir: string
   readonly preludePath: string
   readonly keeper: TreeKeeper
+  readonly confiner: Confiner
   readonly bash: string
   readonly shells = new Map<string, BackgroundShell>()
   /** Spool files hands removed, so a later command naming one is told. */
@@ -82,6 +90,7 @@ export class Session {
   readonly #runsSettled = new Set<Promise<unknown>>()
   #loginEnv: Promise<LoginEnvironment> | null = null
   #reaper: Reaper
+  #keeper: HeldChild | null = null
   #cancelExitHook: () => void
   #listeners = new Set<(resources: ShellResource[]) => void>()
   #closed: Promise<void> | null = null
@@ -90,32 +99,98 @@ export class Session {
   constructor(input: ShellRuntimeOptions) {
     this.options = resolveOptions(input, tmpdir())
     this.name = `hands-${process.pid}-${randomBytes(4).toString('hex')}`
+    this.roots = this.options.roots.map(realOrGiven)
     this.bash = this.options.bash ?? findBash(this.options.hostEnv)
     this.spoolDir = mkdtempSync(join(this.options.spoolParent, 'hands-shell-'))
-    this.preludePath = join(this.spoolDir, 'prelude.bash')
-    this.gone = new GoneFiles(this.spoolDir)
-    this.spoolBudget = new SpoolBudget(this.options.spoolBytes, this.gone)
-    writeFileSync(this.preludePath, PRELUDE, { mode: 0o600 })
-    this.keeper = this.#makeKeeper()
-    this.#reaper = startReaper(this.bash, this.keeper.reaperArgs(), this.spoolDir)
+    this.tmpDir = mkdtempSync(join(this.options.spoolParent, 'hands-tmp-'))
+    try {
+      this.preludePath = join(this.spoolDir, 'prelude.bash')
+      this.gone = new GoneFiles(this.spoolDir)
+      this.spoolBudget = new SpoolBudget(this.options.spoolBytes, this.gone)
+      writeFileSync(this.preludePath, PRELUDE, { mode: 0o400 })
+      const cgroup = this.options.tree === 'marker' ? null : findWritableCgroup()
+      const homes = [homedir(), this.options.hostEnv['HOME'] ?? ''].filter((h) => h !== '')
+      const policy = buildPolicy({
+        roots: this.roots,
+        tmpDir: this.tmpDir,
+        allowWrite: this.options.allowWrite,
+        denyRead: this.options.denyRead,
+        homes,
+        isNetwork: this.options.isNetwork,
+      })
+      this.confiner = chooseConfiner({
+        mode: this.options.confine,
+        policy,
+        env: process.env,
+        bash: this.bash,
+        spoolDir: this.spoolDir,
+        cgroupMount: cgroup?.mount ?? null,
+      })
+      this.keeper = this.#makeKeeper(cgroup)
+    } catch (err) {
+      this.#removeFiles()
+      throw err
+    }
+    this.#reaper = this.#startReaper()
+    this.#keeper = this.#startKeeper()
     this.#cancelExitHook = onHostExit(() => {
       this.keeper.killEverythingSync()
-      rmSync(this.spoolDir, { recursive: true, force: true })
+      this.#removeFiles()
     })
   }
 
-  #makeKeeper(): TreeKeeper {
+  #makeKeeper(cgroup: FoundCgroup | null): TreeKeeper {
     const mode = this.options.tree
     if (mode !== 'marker') {
-      const base = findWritableCgroup()
-      const keeper = base === null ? null : CgroupKeeper.create(base, this.name)
+      const keeper = cgroup === null ? null : CgroupKeeper.create(cgroup.dir, this.name, this.confiner.canLeaveCgroup)
       if (keeper !== null) return keeper
-      if (mode === 'cgroup') {
-        rmSync(this.spoolDir, { recursive: true, force: true })
-        throw new Error('tree: "cgroup" was asked for, but no writable cgroup v2 hierarchy was found')
-      }
+      if (mode === 'cgroup') throw new Error('tree: "cgroup" was asked for, but no writable cgroup v2 hierarchy was found')
     }
     return new MarkerKeeper(this.name)
+  }
+
+  /** The reaper, started again whenever a command kills it, until the session closes (not after 5 quick deaths in a row). */
+  #startReaper(quickDeaths = 0): Reaper {
+    return startReaper(this.bash, [...this.keeper.reaperArgs(), this.spoolDir, this.tmpDir], (livedMs) => {
+      const quick = livedMs < 100 ? quickDeaths + 1 : 0
+      if (this.#closed === null && quick < 5) this.#reaper = this.#startReaper(quick)
+    })
+  }
+
+  /**
+   * The confinement's keeper (Landlock's ruleset), started again if it dies after a while, until
+   * the session closes. Without it every job builds its own ruleset: slower, the same policy.
+   */
+  #startKeeper(): HeldChild | null {
+    const keeper = this.confiner.keeper
+    if (keeper === null) return null
+    return startHeld(keeper.file, keeper.args, (livedMs) => {
+      if (this.#closed === null && livedMs >= 1000) this.#keeper = this.#startKeeper()
+    })
+  }
+
+  #removeFiles(): void {
+    rmSync(this.spoolDir, { recursive: true, force: true })
+    rmSync(this.tmpDir, { recursive: true, force: true, maxRetries: 2 })
+  }
+
+  /**
+   * How to spawn one job of `tree`: bash running `script` in `cwd`, through the confinement
+   * mechanism. A script too long for one argument is written to a read-only file in the spool
+   * and evaluated from there, so bash runs it the same way. The BASH_ENV prelude is set only when
+   * it has work: joining the cgroup without the helper, or reporting the pipeline's statuses.
+   */
+  launch(tree: JobTree, script: string, cwd: HeldCwd, seq: number, isPipestatus = false): { launch: Launch; scriptFile: string | null } {
+    let scriptFile: string | null = null
+    let arg = script
+    if (Buffer.byteLength(script) > INLINE_SCRIPT_MAX) {
+      scriptFile = join(this.spoolDir, `script-${seq}.bash`)
+      writeFileSync(scriptFile, script, { mode: 0o400 })
+      arg = `eval "$(< ${shellQuote(scriptFile)})"`
+    }
+    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd })
+    if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
+    return { launch, scriptFile }
   }
 
   /** A fresh number for spool and log file names. */
@@ -159,26 +234,34 @@ export class Session {
   async #captureLoginEnv(): Promise<LoginEnvironment> {
     const { hostEnv, envAllow } = this.options
     const host = pickAllowed(hostEnv, envAllow)
-    const tree = this.keeper.create()
     let error: string
     try {
-      const run = await this.track((signal) =>
-        runPiped({
-          bash: this.bash,
-          script: loginEnvScript(this.bash),
-          cwd: this.options.roots[0] as string,
-          env: { ...host, BASH_ENV: this.preludePath },
-          tree,
-          headBytes: 8 * 1024 * 1024,
-          tailBytes: 1024 * 1024,
-          spoolBase: join(this.spoolDir, 'login-env'),
-          budget: this.spoolBudget,
-          deadline: performance.now() + this.options.loginEnvBoundMs,
-          graceMs: this.options.stopGraceMs,
-          isPipestatus: false,
-          signal,
-        }),
-      )
+      const cwd = await holdCwd(this.roots, undefined, [], 'login environment')
+      let pending: Promise<PipedRun>
+      try {
+        const tree = this.keeper.create()
+        const { launch } = this.launch(tree, loginEnvScript(this.bash), cwd, this.nextSeq())
+        pending = this.track((signal) =>
+          runPiped({
+            launch,
+            env: host,
+            tree,
+            headBytes: 8 * 1024 * 1024,
+            tailBytes: 1024 * 1024,
+            spoolBase: join(this.spoolDir, 'login-env'),
+            budget: this.spoolBudget,
+            deadline: performance.now() + this.options.loginEnvBoundMs,
+            graceMs: this.options.stopGraceMs,
+            settleMs: this.confiner.settleMs,
+            isPipestatus: false,
+            signal,
+          }),
+        )
+      } finally {
+        // The spawn has happened (runPiped spawns before it first waits); the child holds its own cwd.
+        releaseCwd(cwd)
+      }
+      const run = await pending
       const parsed = parseLoginEnv(run.stdout.text)
       if (parsed !== null && run.stdout.omittedBytes === 0) {
         const env = pickAllowed(parsed, envAllow)
@@ -260,7 +343,8 @@ export class Session {
     this.keeper.close()
     this.#cancelExitHook()
     this.#reaper.release()
-    rmSync(this.spoolDir, { recursive: true, force: true })
+    this.#keeper?.release()
+    this.#removeFiles()
     this.#listeners.clear()
   }
 }

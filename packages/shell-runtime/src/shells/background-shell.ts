@@ -1,6 +1,7 @@
-import { readSync } from 'node:fs'
+import { readSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { IPty } from 'node-pty'
+import type { Launch } from '../confine/confiner.ts'
 import { LineRing } from '../output/line-ring.ts'
 import { ScreenLines } from '../output/screen-lines.ts'
 import { RotatingLog } from '../output/rotating-log.ts'
@@ -19,9 +20,14 @@ export type ShellStatus = 'running' | 'exited' | 'stopped'
 export interface BackgroundSpec {
   id: string
   commands: string[]
+  /** The real directory the script starts in (as results report it). */
   cwd: string
-  bash: string
+  /** The spawn of the script (bash -c SCRIPT through the confinement mechanism). */
+  launch: Launch
+  /** The script's environment; the tree's and the mechanism's variables go on top. */
   env: Record<string, string>
+  /** A file holding the script when it was too long for one argument, removed at stop; else null. */
+  scriptFile: string | null
   tree: JobTree
   ringLines: number
   /** Bytes of lines the ring keeps. */
@@ -68,6 +74,7 @@ export class BackgroundShell {
   readonly #ended: Promise<void>
   #onEnd: Array<() => void> = []
   #stopping = false
+  readonly #scriptFile: string | null
 
   constructor(spec: BackgroundSpec) {
     this.id = spec.id
@@ -78,12 +85,13 @@ export class BackgroundShell {
     this.#ring = new LineRing(spec.ringLines, spec.ringBytes)
     this.#lines = new ScreenLines(this.#ring)
     this.#log = new RotatingLog(spec.logPath, spec.logBytes)
-    this.#pty = pty.spawn(spec.bash, ['-c', spec.commands.join('\n')], {
+    this.#scriptFile = spec.scriptFile
+    this.#pty = pty.spawn(spec.launch.file, spec.launch.args, {
       name: 'xterm-256color',
       cols: spec.cols,
       rows: spec.rows,
-      cwd: spec.cwd,
-      env: { ...spec.env, ...spec.tree.env },
+      cwd: spec.launch.cwd,
+      env: { ...spec.env, ...spec.tree.env, ...spec.launch.env },
       encoding: null,
     })
     this.pid = this.#pty.pid
@@ -219,6 +227,7 @@ export class BackgroundShell {
     this.tree.dispose()
     await this.#log.close()
     this.#log.remove()
+    if (this.#scriptFile !== null) rmSync(this.#scriptFile, { force: true })
     return report
   }
 

@@ -1,12 +1,13 @@
 import { join } from 'node:path'
 import { assertInput, SHELL_STOP, shellBackground, type ShellBackgroundInput, type ShellBackgroundResult } from '@hands/contracts'
 import { childEnv, TERMINAL } from '../env/child-env.ts'
-import { resolveCwd } from '../cwd/resolve-cwd.ts'
+import { withHeldCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { refuse } from '../errors.ts'
 import { tooManyShells } from '../limits/refusals.ts'
 import type { Session } from '../runtime/session.ts'
 import { BackgroundShell } from '../shells/background-shell.ts'
 import { freeId, programName } from '../shells/derive-id.ts'
+import { joinNotes } from './notes.ts'
 
 function sameScript(shell: BackgroundShell, commands: readonly string[], cwd: string): boolean {
   return shell.cwd === cwd && shell.commands.length === commands.length && shell.commands.every((c, i) => c === commands[i])
@@ -28,8 +29,12 @@ function describe(shell: BackgroundShell, note: string | null, isAlreadyRunning:
 export async function shellBackgroundTool(session: Session, raw: ShellBackgroundInput): Promise<ShellBackgroundResult> {
   session.assertOpen()
   const input = assertInput(shellBackground, raw)
+  return withHeldCwd(session.roots, input.cwd, session.options.gates, shellBackground.name, (held) => start(session, input, held))
+}
+
+async function start(session: Session, input: ShellBackgroundInput, held: HeldCwd): Promise<ShellBackgroundResult> {
   const { options, shells } = session
-  const cwd = await resolveCwd(options.roots, input.cwd, options.gates, shellBackground.name)
+  const cwd = held.real
   const login = await session.loginEnv()
   session.assertOpen()
   const commands = input.commands
@@ -43,10 +48,10 @@ export async function shellBackgroundTool(session: Session, raw: ShellBackground
       const note = sameScript(live, commands, cwd)
         ? null
         : `Shell \`${id}\` is already running a different script (in ${live.cwd}); it was left as it is. Stop it with ${SHELL_STOP} first to start this one under that id.`
-      return describe(live, note, true)
+      return describe(live, joinNotes([note, session.confiner.unconfinedNote]), true)
     }
   } else {
-    for (const s of shells.values()) if (s.status === 'running' && sameScript(s, commands, cwd)) return describe(s, null, true)
+    for (const s of shells.values()) if (s.status === 'running' && sameScript(s, commands, cwd)) return describe(s, session.confiner.unconfinedNote, true)
     id = freeId(programName(commands[0] as string), (x) => shells.get(x)?.status === 'running')
   }
   const replaced = shells.get(id)
@@ -55,18 +60,21 @@ export async function shellBackgroundTool(session: Session, raw: ShellBackground
   if (replaced !== undefined) shells.delete(id)
 
   const tree = session.keeper.create()
+  const seq = session.nextSeq()
   let shell: BackgroundShell
   try {
+    const { launch, scriptFile } = session.launch(tree, commands.join('\n'), held, seq)
     shell = new BackgroundShell({
       id,
       commands,
       cwd,
-      bash: session.bash,
-      env: childEnv(login.env, TERMINAL, { BASH_ENV: session.preludePath }),
+      launch,
+      scriptFile,
+      env: childEnv(login.env, TERMINAL, {}),
       tree,
       ringLines: options.ringLines,
       ringBytes: options.ringBytes,
-      logPath: join(session.spoolDir, `shell-${session.nextSeq()}.log`),
+      logPath: join(session.spoolDir, `shell-${seq}.log`),
       logBytes: options.logBytes,
       typeQueueBytes: options.typeQueueBytes,
       cols: options.cols,
@@ -85,5 +93,5 @@ export async function shellBackgroundTool(session: Session, raw: ShellBackground
     await replaced.stop(options.stopGraceMs).catch(() => undefined)
     session.gone.recordLog(replaced.logPath, replaced.id)
   }
-  return describe(shell, session.gone.noteFor(commands.join('\n')), false)
+  return describe(shell, joinNotes([session.gone.noteFor(commands.join('\n')), session.confiner.unconfinedNote]), false)
 }

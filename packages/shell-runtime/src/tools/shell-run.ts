@@ -1,7 +1,9 @@
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { assertInput, SHELL_LOGS, SHELL_BACKGROUND, shellRun, type ShellRunInput, type ShellRunResult } from '@hands/contracts'
 import { childEnv, NON_INTERACTIVE } from '../env/child-env.ts'
-import { resolveCwd } from '../cwd/resolve-cwd.ts'
+import { refusalNote } from '../confine/refusal-note.ts'
+import { withHeldCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { refuse } from '../errors.ts'
 import type { CapturedStream } from '../output/bounded-capture.ts'
 import { runPiped, SpawnError } from '../process/run-piped.ts'
@@ -23,6 +25,15 @@ function snippet(command: string): string {
   return one.length > 40 ? `${one.slice(0, 39)}…` : one
 }
 
+/**
+ * True when the line can end in a pipeline of more than one stage: it has a `|`, or runs code
+ * it does not show (eval, source, `.`). Only then is the pipestatus pipe set up (a spawn costs
+ * about 0.1 ms more with it).
+ */
+export function mayPipe(command: string): boolean {
+  return /\||\beval\b|\bsource\b|(^|[\s;&(])\.\s/.test(command)
+}
+
 /** The note for a last pipeline whose stages failed while the command exited 0. */
 function pipestatusNote(stages: number[] | null, exit: number | null): string | null {
   if (stages === null || exit !== 0) return null
@@ -36,10 +47,13 @@ function pipestatusNote(stages: number[] | null, exit: number | null): string | 
 export async function shellRunTool(session: Session, raw: ShellRunInput): Promise<ShellRunResult> {
   session.assertOpen()
   const input = assertInput(shellRun, raw)
-  const { options } = session
-  const cwd = await resolveCwd(options.roots, input.cwd, options.gates, shellRun.name)
+  return withHeldCwd(session.roots, input.cwd, session.options.gates, shellRun.name, (cwd) => runBatch(session, input, cwd))
+}
+
+async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): Promise<ShellRunResult> {
+  const { options, confiner } = session
   const login = await session.loginEnv()
-  const env = childEnv(login.env, NON_INTERACTIVE, { BASH_ENV: session.preludePath })
+  const env = childEnv(login.env, NON_INTERACTIVE, {})
   const started = performance.now()
   const deadline = started + options.runBoundMs
   const results: CommandResult[] = []
@@ -65,12 +79,14 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
     const tree = session.keeper.create()
     const seq = session.nextSeq()
     let run
+    let scriptFile: string | null = null
+    const isPipestatus = mayPipe(command)
     try {
+      const start = session.launch(tree, command, cwd, seq, isPipestatus)
+      scriptFile = start.scriptFile
       run = await session.track((signal) =>
         runPiped({
-          bash: session.bash,
-          script: command,
-          cwd,
+          launch: start.launch,
           env,
           tree,
           headBytes: options.headBytes,
@@ -79,12 +95,14 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
           budget: session.spoolBudget,
           deadline,
           graceMs: options.stopGraceMs,
-          isPipestatus: true,
+          settleMs: confiner.settleMs,
+          isPipestatus,
           signal,
         }),
       )
     } catch (err) {
       tree.dispose()
+      if (scriptFile !== null) rmSync(scriptFile, { force: true })
       if (err instanceof SpawnError && results.length === 0) {
         throw refuse('spawn_failed', `Could not start bash: ${err.message}.`, 'The system is short of processes or memory; retry when it has settled.')
       }
@@ -93,6 +111,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
       streams.push(null)
       continue
     }
+    if (scriptFile !== null) rmSync(scriptFile, { force: true })
     const exit = run.ending?.exit ?? null
     const notes: Array<string | null> = []
     if (run.timedOut) {
@@ -109,6 +128,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
       notes.push(shellSignalHint(exit) === null ? null : `${shellSignalHint(exit)}.`)
     }
     notes.push(pipestatusNote(run.pipestatus, exit))
+    notes.push(refusalNote(confiner, run.stderr.text, cwd.real))
     if (run.leftovers !== null) notes.push(leftoverNote(run.leftovers))
     notes.push(survivorNote([...(run.leftovers?.survivors ?? []), ...(run.boundStop?.survivors ?? [])]))
     notes.push(session.gone.noteFor(command))
@@ -126,11 +146,13 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
 
   for (const [i, s] of streams.entries()) {
     const r = results[i] as CommandResult
-    if (s !== null) r.note = joinNotes([r.note, streamNote('stdout', s[0], session.spoolBudget), streamNote('stderr', s[1], session.spoolBudget)])
+    if (s !== null) {
+      r.note = joinNotes([r.note, streamNote('stdout', s[0], session.spoolBudget), streamNote('stderr', s[1], session.spoolBudget), confiner.unconfinedNote])
+    }
   }
   const firstBad = results.find((r) => r.exit !== 0)
   return {
-    cwd,
+    cwd: cwd.real,
     commands: results,
     exit: firstBad === undefined ? 0 : firstBad.exit,
     duration_ms: Math.round(performance.now() - started),

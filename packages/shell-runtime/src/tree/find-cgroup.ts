@@ -5,12 +5,18 @@ function unescapeMount(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)))
 }
 
+/** This process's own cgroup in a writable cgroup v2 hierarchy, and where that hierarchy is mounted. */
+export interface FoundCgroup {
+  dir: string
+  mount: string
+}
+
 /**
  * The directory of this process's own cgroup in a writable cgroup v2 hierarchy, found from
  * /proc/self/mountinfo and /proc/self/cgroup; null when there is none (no cgroup2 mount, our
  * cgroup is not visible under it, or we may not create groups or move processes there).
  */
-export function findWritableCgroup(): string | null {
+export function findWritableCgroup(): FoundCgroup | null {
   let mountinfo: string
   let ownCgroup: string
   try {
@@ -40,7 +46,7 @@ export function findWritableCgroup(): string | null {
       // Creating a group needs the directory; moving a process out of our group needs its procs file.
       accessSync(dir, constants.W_OK)
       accessSync(join(dir, 'cgroup.procs'), constants.W_OK)
-      return dir
+      return { dir, mount: mountPoint }
     } catch {
       continue
     }

@@ -1,9 +1,13 @@
 /** The processes of one job (one shell_run command, one background shell), however they are tracked. */
 export interface JobTree {
-  /** Variables the job's first process must carry so the tree can find it. */
+  /** The job's `cgroup.procs`, which its first process joins before anything else; null when tracked by the marker. */
+  readonly cgroupProcs: string | null
+  /** Variables the job's processes carry so the tree can find them (the marker), or none. */
   readonly env: Readonly<Record<string, string>>
   /** Pids of every live process in the job. */
   pids(): number[]
+  /** Pids of the job's processes that left its cgroup (found by the marker), when a command could leave it; else none. */
+  strays(): number[]
   /** Send `signal` to every live process in the job; returns the pids it reached. */
   signalAll(signal: NodeJS.Signals): number[]
   /** SIGKILL every process in the job now. */
@@ -20,7 +24,7 @@ export interface TreeKeeper {
   create(): JobTree
   /** SIGKILL every process of every job of this keeper, synchronously (used at host exit). */
   killEverythingSync(): void
-  /** Arguments for the reaper that kills every job if the host dies without cleaning up. */
+  /** The reaper's arguments (session cgroup or '', marker prefix or ''): what it kills if the host dies without cleaning up. */
   reaperArgs(): string[]
   /** Remove what the keeper created (every job must be empty). */
   close(): void

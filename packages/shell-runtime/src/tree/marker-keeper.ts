@@ -1,36 +1,37 @@
 import { readFileSync } from 'node:fs'
 import type { JobTree, TreeKeeper } from './job-tree.ts'
-import { allPids, trySignal } from './proc.ts'
+import { allPids, readProcFile, trySignal } from './proc.ts'
 
 /** The variable that marks every process of a job when no cgroup is available. */
 export const MARKER_VAR = 'HANDS_JOB'
 
 const self = process.pid
 
+/** The last pid the kernel handed out in our pid namespace, or 0 when unknown. */
+export function lastPid(): number {
+  try {
+    return Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'latin1')) || 0
+  } catch {
+    return 0
+  }
+}
+
 /**
  * Pids whose environment holds an entry starting with `needle` (the entry `HANDS_JOB=<value>`
  * with a NUL or the value's end after it), plus every descendant of such a process, so a child
- * that cleared its environment is still found while its parent lives.
+ * that cleared its environment is still found while its parent lives. Only pids above `after`
+ * are read (a job's processes are newer than the job), unless pids have wrapped around since.
  */
-export function scanMarked(needle: Buffer, isPrefix: boolean): number[] {
+export function scanMarked(needle: Buffer, isPrefix: boolean, after = 0): number[] {
   const marked = new Set<number>()
-  const parents = new Map<number, number>()
+  const from = after > 0 && lastPid() >= after ? after : 0
+  const seen: number[] = []
   for (const pid of allPids()) {
-    if (pid === self) continue
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-      const rest = stat.slice(stat.lastIndexOf(')') + 2)
-      if (rest[0] === 'Z') continue
-      parents.set(pid, Number(rest.split(' ')[1]))
-    } catch {
-      continue
-    }
-    let env: Buffer
-    try {
-      env = readFileSync(`/proc/${pid}/environ`)
-    } catch {
-      continue
-    }
+    if (pid === self || pid <= from) continue
+    seen.push(pid)
+    // A zombie's environment reads as empty, so it is never marked.
+    const env = readProcFile(`/proc/${pid}/environ`)
+    if (env === null) continue
     let at = env.indexOf(needle)
     while (at >= 0) {
       const startOk = at === 0 || env[at - 1] === 0
@@ -45,6 +46,13 @@ export function scanMarked(needle: Buffer, isPrefix: boolean): number[] {
   }
   if (marked.size === 0) return []
   // Follow children of marked processes (a process started with a cleared environment).
+  const parents = new Map<number, number>()
+  for (const pid of seen) {
+    const stat = readProcFile(`/proc/${pid}/stat`)?.toString('latin1')
+    if (stat === undefined) continue
+    const rest = stat.slice(stat.lastIndexOf(')') + 2)
+    if (rest[0] !== 'Z') parents.set(pid, Number(rest.split(' ')[1]))
+  }
   let grew = true
   while (grew) {
     grew = false
@@ -55,10 +63,11 @@ export function scanMarked(needle: Buffer, isPrefix: boolean): number[] {
       }
     }
   }
-  return [...marked]
+  return [...marked].filter((p) => parents.has(p))
 }
 
 class MarkerTree implements JobTree {
+  readonly cgroupProcs = null
   readonly env: Readonly<Record<string, string>>
   readonly #needle: Buffer
 
@@ -71,6 +80,10 @@ class MarkerTree implements JobTree {
     return scanMarked(this.#needle, false)
   }
 
+  strays(): number[] {
+    return []
+  }
+
   signalAll(signal: NodeJS.Signals): number[] {
     return this.pids().filter((p) => trySignal(p, signal))
   }
@@ -80,6 +93,16 @@ class MarkerTree implements JobTree {
   }
 
   dispose(): void {}
+}
+
+/** Kill every process marked with a job of `session`, a few rounds, synchronously. */
+export function killMarkedSync(session: string): void {
+  const needle = Buffer.from(`${MARKER_VAR}=${session}.`)
+  for (let round = 0; round < 5; round++) {
+    const pids = scanMarked(needle, true)
+    if (pids.length === 0) return
+    for (const p of pids) trySignal(p, 'SIGKILL')
+  }
 }
 
 /** Job trees found by a per-job environment marker, scanned through /proc. */
@@ -97,16 +120,11 @@ export class MarkerKeeper implements TreeKeeper {
   }
 
   killEverythingSync(): void {
-    const needle = Buffer.from(`${MARKER_VAR}=${this.#session}.`)
-    for (let round = 0; round < 5; round++) {
-      const pids = scanMarked(needle, true)
-      if (pids.length === 0) return
-      for (const p of pids) trySignal(p, 'SIGKILL')
-    }
+    killMarkedSync(this.#session)
   }
 
   reaperArgs(): string[] {
-    return ['marker', `${MARKER_VAR}=${this.#session}.`]
+    return ['', `${MARKER_VAR}=${this.#session}.`]
   }
 
   close(): void {}

@@ -1,4 +1,37 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs'
+
+let scratch = Buffer.allocUnsafe(16 * 1024)
+
+/**
+ * The whole content of a /proc file through one reused buffer (open, read, close: no stat and no
+ * allocation per file, which matters when scanning every process). The view is valid until the
+ * next call; null when the file cannot be read.
+ */
+export function readProcFile(path: string): Buffer | null {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch {
+    return null
+  }
+  try {
+    let used = 0
+    for (;;) {
+      if (used === scratch.length) {
+        const bigger = Buffer.allocUnsafe(scratch.length * 2)
+        scratch.copy(bigger, 0, 0, used)
+        scratch = bigger
+      }
+      const n = readSync(fd, scratch, used, scratch.length - used, null)
+      if (n === 0) return scratch.subarray(0, used)
+      used += n
+    }
+  } catch {
+    return null
+  } finally {
+    closeSync(fd)
+  }
+}
 
 /** Pids of every process visible in /proc. */
 export function allPids(): number[] {

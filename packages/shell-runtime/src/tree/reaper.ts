@@ -1,32 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { startHeld, type HeldChild } from '../process/held-child.ts'
 import { REAPER } from '../process/prelude.ts'
 
 /** A running reaper; `release()` ends it (it finds nothing left to kill and exits). */
-export interface Reaper {
-  readonly pid: number | undefined
-  release(): void
-}
+export type Reaper = HeldChild
 
 /**
- * Start the reaper for a session. It lives in its own session (so a Ctrl-C aimed at the host's
- * process group does not reach it) and waits for its stdin, a pipe only the host holds, to end.
+ * Start the reaper for a session: a bash process that waits for its stdin, a pipe only the host
+ * holds, to end, then kills every job of the session. `args` are the keeper's reaper arguments,
+ * then the directories to remove. When a command kills it, `onLost` runs, so the session can
+ * start another.
  */
-export function startReaper(bash: string, args: string[], spoolDir: string): Reaper {
-  let child: ChildProcess | null = spawn(bash, ['-c', REAPER, 'hands-reaper', ...args, spoolDir], {
-    stdio: ['pipe', 'ignore', 'ignore'],
-    detached: true,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
-  })
-  child.on('error', () => {})
-  child.stdin?.on('error', () => {})
-  // The host must not wait for the reaper before it exits.
-  child.unref()
-  ;(child.stdin as unknown as { unref?: () => void } | null)?.unref?.()
-  return {
-    pid: child.pid,
-    release() {
-      child?.stdin?.end()
-      child = null
-    },
-  }
+export function startReaper(bash: string, args: string[], onLost: (livedMs: number) => void): Reaper {
+  return startHeld(bash, ['-c', REAPER, 'hands-reaper', ...args], onLost)
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { JobTree } from './job-tree.ts'
-import { describePid, trySignal } from './proc.ts'
+import { describePid, isAlive, trySignal } from './proc.ts'
 
 /** What stopping a job's tree found and did. */
 export interface StopReport {
@@ -23,26 +23,28 @@ export interface RootProcess {
   isExited(): boolean
 }
 
-function livePids(tree: JobTree, root: RootProcess | undefined): number[] {
+function livePids(tree: JobTree, root: RootProcess | undefined, strays: readonly number[] = []): number[] {
   const pids = tree.pids()
   if (root?.pid !== undefined && !root.isExited() && !pids.includes(root.pid)) pids.push(root.pid)
+  for (const p of strays) if (!pids.includes(p) && isAlive(p)) pids.push(p)
   return pids
 }
 
-function signalEvery(tree: JobTree, root: RootProcess | undefined, signal: NodeJS.Signals): void {
+function signalEvery(tree: JobTree, root: RootProcess | undefined, signal: NodeJS.Signals, strays: readonly number[] = []): void {
   tree.signalAll(signal)
   if (root?.pid !== undefined && !root.isExited()) trySignal(root.pid, signal)
+  for (const p of strays) trySignal(p, signal)
 }
 
 /** How long to keep confirming after SIGKILL before reporting survivors. */
 const CONFIRM_MS = 5000
 
 /** Resolve true once the tree has no live process, false when `ms` passed first. */
-export async function waitEmpty(tree: JobTree, ms: number, root?: RootProcess): Promise<boolean> {
+export async function waitEmpty(tree: JobTree, ms: number, root?: RootProcess, strays: readonly number[] = []): Promise<boolean> {
   const deadline = performance.now() + ms
   let delay = 1
   for (;;) {
-    if (livePids(tree, root).length === 0) return true
+    if (livePids(tree, root, strays).length === 0) return true
     const left = deadline - performance.now()
     if (left <= 0) return false
     await sleep(Math.min(delay, left))
@@ -52,10 +54,12 @@ export async function waitEmpty(tree: JobTree, ms: number, root?: RootProcess): 
 
 /**
  * Stop every process of a job: SIGTERM (and SIGCONT, so a stopped process sees it), wait up to
- * `graceMs`, SIGKILL whatever is left, then confirm the tree is empty.
+ * `graceMs`, SIGKILL whatever is left, then confirm the tree is empty. Processes of the job that
+ * left its cgroup (found by the marker, where a command could leave it) are stopped with it.
  */
 export async function stopTree(tree: JobTree, graceMs: number, root?: RootProcess, describeMax = 5): Promise<StopReport> {
-  const pids = livePids(tree, root)
+  const strays = tree.strays()
+  const pids = livePids(tree, root, strays)
   const report: StopReport = {
     found: pids.slice(0, describeMax).map((p) => describePid(p)),
     foundCount: pids.length,
@@ -63,15 +67,15 @@ export async function stopTree(tree: JobTree, graceMs: number, root?: RootProces
     survivors: [],
   }
   if (pids.length === 0) return report
-  signalEvery(tree, root, 'SIGTERM')
-  signalEvery(tree, root, 'SIGCONT')
-  if (await waitEmpty(tree, graceMs, root)) return report
+  signalEvery(tree, root, 'SIGTERM', strays)
+  signalEvery(tree, root, 'SIGCONT', strays)
+  if (await waitEmpty(tree, graceMs, root, strays)) return report
   report.forced = true
   tree.killAll()
-  signalEvery(tree, root, 'SIGKILL')
-  if (await waitEmpty(tree, CONFIRM_MS, root)) return report
+  signalEvery(tree, root, 'SIGKILL', strays)
+  if (await waitEmpty(tree, CONFIRM_MS, root, strays)) return report
   tree.killAll()
-  report.survivors = livePids(tree, root)
+  report.survivors = livePids(tree, root, strays)
   return report
 }
 

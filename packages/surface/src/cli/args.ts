@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util'
-import { SHELL_LIMITS, type ShellLimits } from '@hands/shell-runtime'
+import { SHELL_LIMITS, type ConfineMode, type ShellLimits } from '@hands/shell-runtime'
 import type { SurfaceOptions } from '../session.ts'
+
+const CONFINE_MODES: readonly ConfineMode[] = ['auto', 'landlock', 'bwrap', 'off']
 
 /** Flags shared by every command that opens a session. */
 export const SESSION_FLAGS = {
@@ -15,6 +17,10 @@ export const SESSION_FLAGS = {
   'max-shells': { type: 'string' },
   'ring-bytes': { type: 'string' },
   'type-queue-bytes': { type: 'string' },
+  confine: { type: 'string' },
+  'allow-write': { type: 'string', multiple: true },
+  'deny-read': { type: 'string', multiple: true },
+  'no-network': { type: 'boolean' },
   'code-tool': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
@@ -41,6 +47,10 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
   --max-shells N        background shells a session holds, running or exited, until shell_stop (default ${SHELL_LIMITS.maxShells.default})
   --ring-bytes SIZE     memory for the lines each background shell keeps, beside --ring-lines (default ${size(SHELL_LIMITS.ringBytes.default)})
   --type-queue-bytes SIZE  shell_type input a program has not read yet; more is refused (default ${size(SHELL_LIMITS.typeQueueBytes.default)})
+  --confine MODE        how commands are confined to the roots: auto (default), landlock, bwrap, off
+  --allow-write DIR     let commands write under DIR too, e.g. a package manager's cache (repeatable)
+  --deny-read PATH      hide PATH from commands, beside the usual secret stores (repeatable)
+  --no-network          refuse commands TCP bind and connect (Landlock), or give them no network (bwrap)
   --code-tool NAME      the harness's code tool named in descriptions (default python_execution)
   -h, --help            this help`
 
@@ -103,6 +113,16 @@ export function sessionOptions(values: Record<string, unknown>): SurfaceOptions 
   }
   const envAllow = values['env-allow'] as string[] | undefined
   if (envAllow?.length) options.envAllow = envAllow
+  const confine = values['confine'] as string | undefined
+  if (confine !== undefined) {
+    if (!CONFINE_MODES.includes(confine as ConfineMode)) throw new UsageError(`--confine takes ${CONFINE_MODES.join(', ')}, got ${JSON.stringify(confine)}`)
+    options.confine = confine as ConfineMode
+  }
+  const allowWrite = values['allow-write'] as string[] | undefined
+  if (allowWrite?.length) options.allowWrite = allowWrite
+  const denyRead = values['deny-read'] as string[] | undefined
+  if (denyRead?.length) options.denyRead = denyRead
+  if (values['no-network'] === true) options.network = false
   const codeTool = values['code-tool'] as string | undefined
   if (codeTool !== undefined) options.codeTool = codeTool
   return options

@@ -6,8 +6,9 @@
 import { TOKEN_ENCODING, toolCost, toApiTools, API_FORMATS, type ApiFormat } from '../adapters/index.ts'
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, serveHttp, parseListen } from '../mcp/http.ts'
 import { serveStdio } from '../mcp/stdio.ts'
-import { createSurface, enabledTools } from '../session.ts'
+import { createSurface, enabledTools, shellConfinement, type SurfaceOptions } from '../session.ts'
 import { TOOLS } from '@hands/contracts'
+import { describeConfinement, type Confinement } from '@hands/shell-runtime'
 import { SESSION_HELP, UsageError, parse, positiveInt, sessionOptions } from './args.ts'
 
 const MAIN_HELP = `usage: hands <command> [options]
@@ -47,6 +48,16 @@ List the enabled tools with what each costs the model on every request
   --format F            text (default), or the tool definitions as JSON: ${API_FORMATS.join(', ')}
 ${SESSION_HELP}`
 
+/** How commands will be confined (null with --no-shell); an explicit mechanism that cannot work here is a usage error. */
+function confinementOf(options: SurfaceOptions): Confinement | null {
+  if (options.toggles?.shell === false) return null
+  try {
+    return describeConfinement({ roots: options.roots ?? [process.cwd()], ...shellConfinement(options) })
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+}
+
 async function serve(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, {
     http: { type: 'string' },
@@ -59,6 +70,8 @@ async function serve(argv: string[]): Promise<number> {
   if (values.help) return help(SERVE_HELP)
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
+  const confinement = confinementOf(options)
+  if (confinement !== null) process.stderr.write(`${confinement.summary.split('\n').map((l) => `hands: ${l}\n`).join('')}`)
   if (values.http === undefined) {
     for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'max-body-bytes', 'allow-host'] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)
@@ -133,6 +146,8 @@ function tools(argv: string[]): number {
     process.stdout.write(`${t.name.padEnd(18)} ${String(tokens).padStart(5)}  ${t.title}\n`)
   }
   process.stdout.write(`${'total'.padEnd(18)} ${String(total).padStart(5)}  ${enabled.length} of ${TOOLS.length} tools, ${TOKEN_ENCODING} tokens\n`)
+  const confinement = confinementOf(options)
+  if (confinement !== null) process.stdout.write(`\n${confinement.summary.split('\n').map((l) => `${l}\n`).join('')}`)
   return 0
 }
 

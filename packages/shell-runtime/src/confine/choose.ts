@@ -1,0 +1,91 @@
+import { chmodSync, copyFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { spawnCwd } from '../cwd/hold-cwd.ts'
+import { CGROUP_PROCS_VAR } from '../tree/cgroup-keeper.ts'
+import { bwrapConfiner } from './bwrap.ts'
+import type { Confiner, ConfineMode, JobSpec, Launch } from './confiner.ts'
+import { landlockConfiner } from './landlock.ts'
+import { isUnder, type ConfinePolicy } from './policy.ts'
+import { packageDir, probe, type Probe } from './probe.ts'
+
+/** Commands run as the user, unconfined; the helper (when built) still joins the job's cgroup, so no command-writable file decides that. */
+export function offConfiner(input: { reason: string; helper: string | null; policy: ConfinePolicy }): Confiner {
+  const { helper, policy } = input
+  return {
+    kind: 'off',
+    policy,
+    summary: [
+      `commands run UNCONFINED: ${input.reason}`,
+      "they can write anywhere the user can, read every secret store and the server's environment (/proc/PID/environ), signal any of the user's processes and leave their cgroup",
+    ].join('\n'),
+    unconfinedNote: `Ran unconfined (${input.reason}): it could write outside the roots and read the server's environment.`,
+    tmpDir: policy.tmpDir,
+    settleMs: 0,
+    keeper: null,
+    canLeaveCgroup: true,
+    launch(job: JobSpec): Launch {
+      const env: Record<string, string> = { TMPDIR: policy.tmpDir }
+      if (helper !== null && job.cgroupProcs !== null) {
+        return { file: helper, args: ['--cgroup', job.cgroupProcs, '--argv0', 'bash', '--', job.bash, ...job.bashArgs], cwd: spawnCwd(job.cwd), env }
+      }
+      // Without the helper the BASH_ENV prelude joins the cgroup.
+      if (job.cgroupProcs !== null) env[CGROUP_PROCS_VAR] = job.cgroupProcs
+      return { file: job.bash, args: job.bashArgs, argv0: 'bash', cwd: spawnCwd(job.cwd), env }
+    },
+  }
+}
+
+/** hands' own files under a writable path: a command could change hands for its next start. */
+function selfGaps(policy: ConfinePolicy): string[] {
+  const self = packageDir()
+  const holder = policy.writable.find((w) => isUnder(w, self))
+  return holder === undefined ? [] : [`hands itself (${self}) lies under the writable ${holder}: a command can change it before hands next starts (install hands outside the roots)`]
+}
+
+/** Copy the helper into the session's spool (read-only to commands), so no command can replace the binary later jobs exec. */
+function installHelper(helper: string, spoolDir: string): string {
+  const copy = join(spoolDir, 'hands-confine')
+  copyFileSync(helper, copy)
+  chmodSync(copy, 0o500)
+  return copy
+}
+
+/**
+ * Pick the mechanism for a session. `auto`: Landlock when the kernel has it (about +0.1–0.4 ms per
+ * command), bubblewrap when Landlock is missing or cannot enforce `--no-network` (ABI < 4), else
+ * unconfined with the reason. An explicit `landlock` or `bwrap` that cannot work here throws
+ * (a host configuration error); `off` never probes.
+ */
+export function chooseConfiner(input: {
+  mode: ConfineMode
+  policy: ConfinePolicy
+  env: Record<string, string | undefined>
+  bash: string
+  /** The session's spool, where the helper is copied; null to describe the choice without a session. */
+  spoolDir: string | null
+  cgroupMount: string | null
+}): Confiner {
+  const { mode, policy, spoolDir } = input
+  if (mode === 'off') return offConfiner({ reason: 'the host switched confinement off', helper: null, policy })
+  let found: Probe = probe({ env: input.env, bash: input.bash, isBwrapWanted: mode === 'bwrap' })
+  const abi = found.landlockAbi
+  const isLandlockEnough = abi > 0 && (policy.isNetwork || abi >= 4)
+  if (mode === 'auto' && !isLandlockEnough) found = probe({ env: input.env, bash: input.bash, isBwrapWanted: true })
+  const helper = found.helper === null ? null : spoolDir === null ? found.helper : installHelper(found.helper, spoolDir)
+  const gaps = selfGaps(policy)
+  const landlock = () => landlockConfiner({ helper: helper as string, abi, policy, cgroupMount: input.cgroupMount, spoolDir, gaps })
+  const bwrap = (why: string | null) => bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps })
+  if (mode === 'landlock') {
+    if (abi === 0) throw new Error(`confine: "landlock" was asked for, but ${found.landlockError}`)
+    return landlock()
+  }
+  if (mode === 'bwrap') {
+    if (found.bwrap === null) throw new Error(`confine: "bwrap" was asked for, but ${found.bwrapError}`)
+    return bwrap(null)
+  }
+  if (isLandlockEnough) return landlock()
+  if (found.bwrap !== null) return bwrap(abi === 0 ? `Landlock is unavailable: ${found.landlockError}` : `Landlock ABI ${abi} cannot cut the network`)
+  if (abi > 0) return landlock()
+  const why = [...new Set([found.landlockError, found.bwrapError])].join('; ')
+  return offConfiner({ reason: `no sandbox works here: ${why}`, helper, policy })
+}

@@ -1,0 +1,77 @@
+import { join } from 'node:path'
+import { spawnCwd } from '../cwd/hold-cwd.ts'
+import type { Confiner, JobSpec, Launch } from './confiner.ts'
+import { isUnder, OPEN_DEVICES, READ_DEVICES, type ConfinePolicy } from './policy.ts'
+
+/** The helper's Landlock arguments for a policy; the same for every job of a session. */
+function landlockArgs(policy: ConfinePolicy, abi: number): string[] {
+  const args = ['--landlock', '--scope', '--abi-max', String(abi)]
+  if (!policy.isNetwork) args.push('--no-network')
+  for (const w of policy.writable) args.push('--write', w)
+  for (const d of OPEN_DEVICES) args.push('--rw', d)
+  for (const d of READ_DEVICES) args.push('--read', d)
+  args.push('--list', '/dev', '--hide', '/dev')
+  for (const h of [...policy.secrets, ...policy.denyRead]) args.push('--hide', h)
+  return args
+}
+
+/** Hidden paths that a writable path contains: Landlock grants a whole hierarchy, so it cannot hide them. */
+function unhideable(policy: ConfinePolicy): string[] {
+  return [...policy.secrets, ...policy.denyRead].filter((h) => policy.writable.some((w) => isUnder(w, h)))
+}
+
+/** What Landlock at this ABI leaves out of the policy, one sentence each (`spoolDir`: the session's spool, or null). */
+function landlockGaps(policy: ConfinePolicy, abi: number, spoolDir: string | null): string[] {
+  const gaps: string[] = []
+  if (abi < 2) gaps.push('renames and hard links between directories fail even inside the roots (Landlock ABI < 2)')
+  if (abi < 3) gaps.push('truncate(2) of a file outside the roots is not refused (Landlock ABI < 3)')
+  if (abi < 4 && !policy.isNetwork) gaps.push('--no-network cannot be enforced: the network stays on (Landlock ABI < 4)')
+  if (abi < 6) gaps.push('a command can signal processes outside its tree, the server included; the reaper is started again if killed (Landlock ABI < 6)')
+  for (const h of unhideable(policy)) gaps.push(`${h} is not hidden: a writable path contains it (bubblewrap can hide it: confine bwrap)`)
+  const spoolIn = spoolDir === null ? undefined : policy.writable.find((w) => isUnder(w, spoolDir))
+  if (spoolIn !== undefined) gaps.push(`the spool ${spoolDir} lies under the writable ${spoolIn}: commands can change its files (set spoolDir elsewhere)`)
+  return gaps
+}
+
+/**
+ * Confinement by Landlock through the hands-confine helper: one exec of a tiny static binary per
+ * job. With a spool, a keeper builds the ruleset once and each job takes it (after checking that
+ * nothing it depends on changed), so a job skips building it.
+ */
+export function landlockConfiner(input: { helper: string; abi: number; policy: ConfinePolicy; cgroupMount: string | null; spoolDir: string | null; gaps: string[] }): Confiner {
+  const { helper, abi, policy } = input
+  const policyArgs = landlockArgs(policy, abi)
+  const stamp = input.spoolDir === null ? null : join(input.spoolDir, 'ruleset')
+  const fixed = stamp === null ? policyArgs : [...policyArgs, '--ruleset-from', stamp]
+  const gaps = [...landlockGaps(policy, abi, input.spoolDir), ...input.gaps]
+  const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
+  const summary = [
+    `commands are confined by Landlock (ABI ${abi})`,
+    `writes: only under the roots, the session's TMPDIR (${policy.tmpDir})${policy.allowWrite.length > 0 ? ` and ${n(policy.allowWrite.length, '--allow-write path')}` : ''}`,
+    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''} and every device node but the terminal, /dev/null and the random devices (names stay listable)`,
+    abi >= 6
+      ? 'processes: a command cannot signal, trace or read the environment of anything outside its own tree'
+      : 'processes: a command cannot trace or read the environment of anything outside its own tree',
+    `network: ${policy.isNetwork ? 'on' : abi >= 4 ? 'TCP bind and connect refused (UDP and UNIX sockets are not)' : 'on (see gaps)'}`,
+    ...gaps.map((g) => `gap: ${g}`),
+  ]
+  return {
+    kind: 'landlock',
+    policy,
+    summary: summary.join('\n'),
+    unconfinedNote: null,
+    tmpDir: policy.tmpDir,
+    settleMs: 0,
+    keeper: stamp === null ? null : { file: helper, args: ['--keep', stamp, ...policyArgs] },
+    canLeaveCgroup: input.cgroupMount !== null && policy.writable.some((w) => isUnder(w, input.cgroupMount as string)),
+    launch(job: JobSpec): Launch {
+      const join = job.cgroupProcs === null ? [] : ['--cgroup', job.cgroupProcs]
+      return {
+        file: helper,
+        args: [...join, ...fixed, '--argv0', 'bash', '--', job.bash, ...job.bashArgs],
+        cwd: spawnCwd(job.cwd),
+        env: { TMPDIR: policy.tmpDir },
+      }
+    },
+  }
+}

@@ -1,0 +1,90 @@
+import { realpathSync } from 'node:fs'
+import { isAbsolute, join, resolve } from 'node:path'
+
+/** The usual secret stores of a user, relative to the home directory; hidden from every command. */
+export const SECRET_STORES: readonly string[] = [
+  '.ssh',
+  '.aws',
+  '.gnupg',
+  '.config/gcloud',
+  '.azure',
+  '.kube',
+  '.docker/config.json',
+  '.netrc',
+  '.npmrc',
+  '.pypirc',
+  '.git-credentials',
+  '.config/gh',
+]
+
+/** Device nodes a command may open for reading and writing; every other node under /dev is hidden. */
+export const OPEN_DEVICES: readonly string[] = ['/dev/null', '/dev/zero', '/dev/full', '/dev/tty', '/dev/ptmx', '/dev/pts']
+/** Device nodes a command may read. (/dev/fd, /dev/stdin… are symlinks into /proc, which stays readable.) */
+export const READ_DEVICES: readonly string[] = ['/dev/random', '/dev/urandom']
+
+/** What a confined command may do, as real absolute paths. */
+export interface ConfinePolicy {
+  /** The allowed roots, in the host's order. */
+  roots: string[]
+  /** The session's private temporary directory (the command's TMPDIR). */
+  tmpDir: string
+  /** Extra writable directories the host allowed (`--allow-write`). */
+  allowWrite: string[]
+  /** Every path a command may write under: roots, TMPDIR, the host's extra paths. */
+  writable: string[]
+  /** The secret stores found under the user's home directories, hidden from reads. */
+  secrets: string[]
+  /** Extra hidden paths the host named (`--deny-read`). */
+  denyRead: string[]
+  /** TCP bind and connect allowed. */
+  isNetwork: boolean
+}
+
+function real(path: string): string {
+  const abs = isAbsolute(path) ? path : resolve(path)
+  try {
+    return realpathSync.native(abs)
+  } catch {
+    return abs
+  }
+}
+
+function unique(paths: string[]): string[] {
+  return [...new Set(paths)]
+}
+
+/**
+ * The policy for one session. `homes` are the home directories whose secret stores are hidden
+ * (the user running hands, and the HOME commands see). Paths are resolved to what they really
+ * are, so a symlinked root or secret store is confined by its target.
+ */
+export function buildPolicy(input: { roots: string[]; tmpDir: string; allowWrite: string[]; denyRead: string[]; homes: string[]; isNetwork: boolean }): ConfinePolicy {
+  const roots = input.roots.map(real)
+  const allowWrite = unique(input.allowWrite.map(real))
+  const tmpDir = real(input.tmpDir)
+  const secrets = unique(input.homes.filter((h) => h !== '' && h !== '/').flatMap((home) => SECRET_STORES.map((s) => real(join(home, s)))))
+  return {
+    roots,
+    tmpDir,
+    allowWrite,
+    writable: unique([...roots, tmpDir, ...allowWrite]),
+    secrets,
+    denyRead: unique(input.denyRead.map(real)),
+    isNetwork: input.isNetwork,
+  }
+}
+
+/** True when `path` is `dir` or lies under it by whole path segments. */
+export function isUnder(dir: string, path: string): boolean {
+  return path === dir || path.startsWith(dir === '/' ? '/' : `${dir}/`)
+}
+
+/** The writable path that holds `path`, or undefined. */
+export function writableHolding(policy: ConfinePolicy, path: string): string | undefined {
+  return policy.writable.find((w) => isUnder(w, path))
+}
+
+/** The hidden path (secret store or --deny-read) that holds `path`, or undefined. */
+export function hiddenHolding(policy: ConfinePolicy, path: string): string | undefined {
+  return [...policy.secrets, ...policy.denyRead].find((h) => isUnder(h, path))
+}

@@ -1,0 +1,124 @@
+import { spawnSync } from 'node:child_process'
+import { accessSync, constants } from 'node:fs'
+import { delimiter, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The variable tests and hosts set to pretend mechanisms are missing: `landlock`, `bwrap`, `helper`, comma-separated. */
+const UNAVAILABLE_VAR = 'HANDS_CONFINE_UNAVAILABLE'
+/** The variable that caps the Landlock ABI hands uses (to see how an older kernel degrades). */
+const LANDLOCK_ABI_VAR = 'HANDS_LANDLOCK_ABI'
+
+/** What this machine offers for confining commands; each field null/0 with the reason when missing. */
+export interface Probe {
+  /** The helper binary (hands-confine), or null. */
+  helper: string | null
+  helperError: string | null
+  /** Landlock ABI version the kernel offers (capped by HANDS_LANDLOCK_ABI); 0 when unusable. */
+  landlockAbi: number
+  landlockError: string | null
+  /** The bubblewrap binary when it works here, or null. */
+  bwrap: string | null
+  bwrapError: string | null
+}
+
+/** The directory of the @hands/shell-runtime package. */
+export function packageDir(): string {
+  return fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '')
+}
+
+/** Where the package keeps the helper built for this platform. */
+function packagedHelper(): string {
+  return fileURLToPath(new URL(`../../native/bin/${process.platform}-${process.arch}/hands-confine`, import.meta.url))
+}
+
+/** The command that builds the helper from source (a C compiler is all it needs). */
+function buildCommand(): string {
+  return `node ${fileURLToPath(new URL('../../native/build.mjs', import.meta.url))}`
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function onPath(name: string, path: string | undefined): string | null {
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (dir !== '' && executable(join(dir, name))) return join(dir, name)
+  }
+  return null
+}
+
+function unavailable(env: Record<string, string | undefined>): Set<string> {
+  return new Set((env[UNAVAILABLE_VAR] ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+}
+
+const landlockCache = new Map<string, { abi: number; error: string | null }>()
+
+/** Ask the helper which Landlock ABI the kernel offers (one 1–2 ms spawn, once per process). */
+function probeLandlock(helper: string): { abi: number; error: string | null } {
+  const hit = landlockCache.get(helper)
+  if (hit !== undefined) return hit
+  const r = spawnSync(helper, ['--probe'], { encoding: 'utf8', timeout: 10_000 })
+  const m = /^landlock (\d+)(?: (.*))?$/m.exec(r.stdout ?? '')
+  const result =
+    m === null
+      ? { abi: 0, error: `the helper's probe failed (${r.error?.message ?? `exit ${r.status}`})` }
+      : { abi: Number(m[1]), error: Number(m[1]) > 0 ? null : (m[2] ?? 'Landlock is unavailable') }
+  landlockCache.set(helper, result)
+  return result
+}
+
+const bwrapCache = new Map<string, string | null>()
+
+/** Check that bubblewrap can build the sandbox hands uses (about 10 ms, once per process, only when asked). */
+function probeBwrap(bwrap: string, bash: string): string | null {
+  const hit = bwrapCache.get(bwrap)
+  if (hit !== undefined) return hit
+  const r = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', '--', bash, '-c', ':'], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  })
+  const error = r.status === 0 ? null : (r.stderr?.trim() || r.error?.message || `exit ${r.status}`).split('\n')[0] ?? 'failed'
+  bwrapCache.set(bwrap, error)
+  return error
+}
+
+/**
+ * Probe what can confine commands here. Landlock is always probed (one spawn of the helper);
+ * bubblewrap only when `isBwrapWanted`, because building its sandbox costs ~10 ms.
+ */
+export function probe(input: { env: Record<string, string | undefined>; bash: string; isBwrapWanted: boolean }): Probe {
+  const off = unavailable(input.env)
+  const out: Probe = { helper: null, helperError: null, landlockAbi: 0, landlockError: null, bwrap: null, bwrapError: null }
+  const helper = packagedHelper()
+  if (off.has('helper')) out.helperError = `the helper is marked unavailable (${UNAVAILABLE_VAR})`
+  else if (process.platform !== 'linux') out.helperError = `no confinement mechanism is implemented for ${process.platform} yet`
+  else if (!executable(helper)) out.helperError = `the helper ${helper} is not built (build it with \`${buildCommand()}\`; it needs a C compiler)`
+  else out.helper = helper
+
+  if (out.helper === null) out.landlockError = out.helperError
+  else if (off.has('landlock')) out.landlockError = `Landlock is marked unavailable (${UNAVAILABLE_VAR})`
+  else {
+    const ll = probeLandlock(out.helper)
+    const cap = Number(input.env[LANDLOCK_ABI_VAR] ?? Number.NaN)
+    out.landlockAbi = Number.isInteger(cap) && cap >= 0 ? Math.min(cap, ll.abi) : ll.abi
+    out.landlockError = out.landlockAbi > 0 ? null : ll.error ?? `Landlock is capped at ABI 0 (${LANDLOCK_ABI_VAR})`
+  }
+
+  if (!input.isBwrapWanted) out.bwrapError = 'not probed'
+  else if (out.helper === null) out.bwrapError = out.helperError
+  else if (off.has('bwrap')) out.bwrapError = `bubblewrap is marked unavailable (${UNAVAILABLE_VAR})`
+  else {
+    const bwrap = onPath('bwrap', input.env['PATH']) ?? onPath('bwrap', '/usr/bin:/bin:/usr/local/bin')
+    if (bwrap === null) out.bwrapError = 'bubblewrap (bwrap) is not installed'
+    else {
+      out.bwrapError = probeBwrap(bwrap, input.bash)
+      if (out.bwrapError === null) out.bwrap = bwrap
+    }
+  }
+  return out
+}
