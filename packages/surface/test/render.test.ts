@@ -15,7 +15,7 @@ const SAMPLES: { [N in ToolName]?: unknown } = {
     timed_out: false,
   },
   shell_background: { id: 'npm', cwd: '/w', commands: ['npm run dev'], pid: 42, status: 'running', note: null, is_already_running: false },
-  shell_logs: { id: 'npm', lines: ['ready on :5173', '>>> '], dropped_lines: 3, status: 'running', exit: null },
+  shell_logs: { id: 'npm', lines: ['ready on :5173', '>>> '], dropped_lines: 3, is_screen: false, status: 'running', exit: null },
   shell_type: { id: 'py', text: 'print(1)', is_enter: true, status: 'running' },
   shell_stop: { id: 'npm', status: 'stopped', exit: 143, note: 'killed by SIGTERM' },
   copy: { src: 'a.txt', dest: 'b.txt' },

@@ -30,6 +30,8 @@ export interface ScreenOptions {
   onReply?: (data: string) => void
   /** How long the output must pause before held bytes are parsed without a reader; default 50 ms. */
   quietMs?: number
+  /** Hold plain lines back while nobody reads (default true); false parses every byte as it comes. */
+  isHoldingBack?: boolean
 }
 
 interface Lines {
@@ -48,6 +50,7 @@ export class Screen {
   readonly #seen = new SeenRows()
   readonly #tail: PlainTail
   readonly #quietMs: number
+  readonly #isHoldingBack: boolean
   #lines: Lines
   #trimSub: { dispose(): void }
   /** History number of the normal buffer's first row (rows are numbered from the first the terminal had). */
@@ -56,11 +59,14 @@ export class Screen {
   #skip: { at: number; rows: number } | null = null
   #quiet: NodeJS.Timeout | null = null
   #isDisposed = false
+  #received = 0
+  #parsed = 0
 
   constructor(options: ScreenOptions) {
     this.#emu = new Emulator(options.cols, options.rows, options.scrollback)
     this.#tail = new PlainTail(options.cols, options.scrollback + 2 * options.rows)
     this.#quietMs = options.quietMs ?? 50
+    this.#isHoldingBack = options.isHoldingBack ?? true
     this.#lines = this.#emu.normalLines()
     this.#trimSub = this.#lines.onTrim((n) => this.#evict(n))
     this.#emu.onBufferChange(() => {
@@ -79,6 +85,8 @@ export class Screen {
   /** Take terminal output. */
   push(bytes: Buffer): void {
     if (bytes.length === 0 || this.#isDisposed) return
+    this.#received += bytes.length
+    if (!this.#isHoldingBack) return this.#write(bytes)
     const offer = this.#tail.offer(bytes, () => this.#canSkip())
     if (offer === 'held') {
       if (this.#quiet === null) {
@@ -88,7 +96,17 @@ export class Screen {
       return
     }
     this.flush()
-    if (offer === 'not-plain') this.#emu.write(bytes)
+    if (offer === 'not-plain') this.#write(bytes)
+  }
+
+  #write(data: Buffer | string): void {
+    this.#parsed += data.length
+    this.#emu.write(data)
+  }
+
+  /** Bytes taken, and bytes the emulator parsed (fewer when held-back lines were skipped). */
+  get stats(): { received: number; parsed: number } {
+    return { received: this.#received, parsed: this.#parsed }
   }
 
   /** Parse everything held back. */
@@ -99,13 +117,17 @@ export class Screen {
     }
     if (this.#tail.isEmpty || this.#isDisposed) return
     const held = this.#tail.take()
-    for (const b of held.head) this.#emu.write(b)
+    for (const b of held.head) this.#write(b)
     if (held.skippedRows > 0) {
+      // The skipped rows first move the cursor down over the rows already below it, then add
+      // rows: move over those here, and number the rows that would have been added.
       const b = this.#emu.normal
-      this.#skip = { at: this.#base + b.baseY + b.cursorY, rows: held.skippedRows }
+      const below = Math.min(this.#emu.rows - 1 - b.cursorY, held.skippedRows)
+      if (below > 0) this.#emu.write('\n'.repeat(below))
+      if (held.skippedRows > below) this.#skip = { at: this.#base + b.length, rows: held.skippedRows - below }
       if (held.sgr !== '') this.#emu.write(held.sgr)
     }
-    for (const b of held.body) this.#emu.write(b)
+    for (const b of held.body) this.#write(b)
     if (this.#skip !== null) {
       // The parsed lines always push the skip's place out of the history; count it regardless.
       this.#seen.skipped(this.#skip.rows)

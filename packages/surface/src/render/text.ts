@@ -43,7 +43,7 @@ const shellBackground: Renderer<ToolResult<'shell_background'>> = (r, o) => {
 }
 
 const shellLogs: Renderer<ToolResult<'shell_logs'>> = (r) => {
-  const head = [r.id, r.status, ...(r.exit === null ? [] : [exitText(r.exit)]), `${r.lines.length} line${r.lines.length === 1 ? '' : 's'}`]
+  const head = [r.id, r.status, ...(r.exit === null ? [] : [exitText(r.exit)]), ...(r.is_screen ? ['full-screen program, its screen rows'] : []), `${r.lines.length} line${r.lines.length === 1 ? '' : 's'}`]
   if (r.dropped_lines > 0) head.push(`${r.dropped_lines} dropped unseen`)
   return [head.join(' · '), ...r.lines].join('\n')
 }
