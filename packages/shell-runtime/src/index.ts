@@ -1,4 +1,6 @@
-export { createShellRuntime, type ShellRuntime } from './runtime/create-shell-runtime.ts'
+export { createShellRuntime, type ShellAttachment, type ShellRuntime } from './runtime/create-shell-runtime.ts'
+export type { ScreenView } from './screen/screen.ts'
+export type { ShellWatcher } from './shells/background-shell.ts'
 export type { ShellRuntimeOptions } from './runtime/options.ts'
 export type { LoginEnvironment, ShellResource } from './runtime/session.ts'
 export { BASE_ALLOWLIST } from './env/allowlist.ts'

@@ -154,7 +154,7 @@ export class Screen {
     this.flush()
     const b = this.#emu.active
     const rows: string[] = []
-    for (let y = 0; y < this.#emu.rows; y++) rows.push(b.getLine(b.baseY + y)?.translateToString(true) ?? '')
+    for (let y = 0; y < this.#emu.rows; y++) rows.push(trimmed(b.getLine(b.baseY + y)))
     return { rows, cursor: { x: b.cursorX, y: b.cursorY }, isAlternate: this.#emu.isAlternate }
   }
 
@@ -226,8 +226,14 @@ export class Screen {
   }
 }
 
+/** A row's text without the blanks at its end (written spaces included). */
+function trimmed(line: IBufferLine | undefined): string {
+  return line === undefined ? '' : line.translateToString(true).replace(TRAILING_SPACES, '')
+}
+const TRAILING_SPACES = / +$/
+
 function isBlank(line: IBufferLine | undefined): boolean {
-  return line === undefined || line.translateToString(true) === ''
+  return trimmed(line) === ''
 }
 
 /** The index after the last row worth returning: rows above the cursor, the cursor row when it holds anything, and written rows below it. */
@@ -238,8 +244,8 @@ function contentEnd(b: IBuffer, cursorRow: number): number {
 
 /** A row's text, trailing blanks trimmed, except blanks before the cursor on the cursor row (a prompt such as `>>> `). */
 function lastRowText(line: IBufferLine, cursorX: number): string {
-  const trimmed = line.translateToString(true)
-  if (cursorX === 0) return trimmed
+  const text = trimmed(line)
+  if (cursorX === 0) return text
   const upto = line.translateToString(false, 0, cursorX)
-  return upto.length > trimmed.length ? upto : trimmed
+  return upto.length > text.length ? upto : text
 }

@@ -217,6 +217,11 @@ export class BackgroundShell {
     }
   }
 
+  /** Escape sequences that redraw the screen, its cursor and its modes as they are now. */
+  snapshot(): string {
+    return this.#screen.snapshot()
+  }
+
   /**
    * Watch the terminal: returns the escape sequences that redraw its screen now, and from then on
    * `watcher` gets every byte of output until the shell ends or `unwatch` is called. Null when the

@@ -8,7 +8,10 @@ import { serveHttp, parseListen } from '../mcp/http.ts'
 import { serveStdio } from '../mcp/stdio.ts'
 import { createSurface, enabledTools } from '../session.ts'
 import { TOOLS } from '@hands/contracts'
+import { startAttachServer, type AttachServer } from '../attach/server.ts'
+import { defaultAttachDir } from '../attach/socket-dir.ts'
 import { SESSION_HELP, UsageError, parse, sessionOptions } from './args.ts'
+import { attach } from './attach.ts'
 
 const MAIN_HELP = `usage: hands <command> [options]
 
@@ -16,6 +19,7 @@ commands:
   serve        serve the tools over MCP (stdio by default, --http HOST:PORT for Streamable HTTP)
   call         run one tool call and print its result as JSON
   tools        list the enabled tools with their token cost
+  attach       connect this terminal to a live background shell of a running server
 
 Run \`hands <command> --help\` for a command's options.`
 
@@ -25,6 +29,8 @@ Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go 
 
   --http HOST:PORT      serve Streamable HTTP at http://HOST:PORT/mcp (loopback only unless --allow-remote)
   --allow-remote        allow a non-loopback --http bind
+  --no-attach           offer no \`hands attach\` socket
+  --attach-dir DIR      where the attach socket goes (default: ${defaultAttachDir()}; made 0700)
 ${SESSION_HELP}`
 
 const CALL_HELP = `usage: hands call TOOL JSON [options]
@@ -43,16 +49,22 @@ List the enabled tools with what each costs the model on every request
 ${SESSION_HELP}`
 
 async function serve(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { http: { type: 'string' }, 'allow-remote': { type: 'boolean' } })
+  const { values, positionals } = parse(argv, {
+    http: { type: 'string' },
+    'allow-remote': { type: 'boolean' },
+    'no-attach': { type: 'boolean' },
+    'attach-dir': { type: 'string' },
+  })
   if (values.help) return help(SERVE_HELP)
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
-  if (values.http === undefined) {
-    await serveStdio(options)
+  const listen = values.http === undefined ? null : parseListen(values.http)
+  const attachServer = values['no-attach'] === true ? null : await offerAttach(values['attach-dir'] ?? defaultAttachDir())
+  if (listen === null) {
+    await serveStdio(options, attachServer)
     return -1
   }
-  const listen = parseListen(values.http)
-  const running = await serveHttp({ ...listen, allowRemote: values['allow-remote'] === true }, options)
+  const running = await serveHttp({ ...listen, allowRemote: values['allow-remote'] === true }, options, attachServer)
   process.stderr.write(`hands: serving MCP over Streamable HTTP at ${running.url}\n`)
   const stop = async (why: string) => {
     process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
@@ -62,6 +74,18 @@ async function serve(argv: string[]): Promise<number> {
   process.on('SIGINT', () => void stop('SIGINT'))
   process.on('SIGTERM', () => void stop('SIGTERM'))
   return -1
+}
+
+/** Start the attach socket and say where it is; a failure is reported and serving goes on without it. */
+async function offerAttach(dir: string): Promise<AttachServer | null> {
+  try {
+    const server = await startAttachServer(dir)
+    process.stderr.write(`hands: background shells can be attached to with \`hands attach ID\` (socket ${server.path}; --no-attach offers none)\n`)
+    return server
+  } catch (e) {
+    process.stderr.write(`hands: not offering attach: ${(e as Error).message}\n`)
+    return null
+  }
 }
 
 async function call(argv: string[]): Promise<number> {
@@ -112,7 +136,7 @@ function help(text: string): number {
   return 0
 }
 
-const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools }
+const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, attach }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import type { AttachServer } from '../attach/server.ts'
 import type { SurfaceOptions } from '../session.ts'
 import { createMcpServer, type HandsMcpServer } from './server.ts'
 
@@ -52,7 +53,7 @@ function reply(res: ServerResponse, status: number, message: string) {
  * Serve MCP over Streamable HTTP at `http://HOST:PORT/mcp`. Each MCP session is one hands
  * session with its own shells, stopped when the client ends the session or the server closes.
  */
-export async function serveHttp(listen: HttpServeOptions, options: SurfaceOptions = {}): Promise<RunningHttpServer> {
+export async function serveHttp(listen: HttpServeOptions, options: SurfaceOptions = {}, attach: AttachServer | null = null): Promise<RunningHttpServer> {
   if (!isLoopback(listen.host) && !listen.allowRemote) {
     throw new Error(
       `refusing to serve on ${listen.host}: it is reachable from other machines and hands runs commands. Bind 127.0.0.1, or pass --allow-remote if you mean it.`,
@@ -61,6 +62,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; hands: HandsMcpServer }>()
   // Host headers accepted on a loopback bind (DNS-rebinding protection); set once the port is known.
   let allowedHosts: string[] | undefined
+  let sessionCount = 0
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (allowedHosts !== undefined && !allowedHosts.includes(req.headers.host ?? '')) {
@@ -84,6 +86,8 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     if (!isInitializeRequest(body)) return reply(res, 400, 'no valid mcp-session-id; start with an initialize request')
 
     const hands = createMcpServer(options)
+    const label = String(++sessionCount)
+    attach?.add(label, hands.session)
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -92,6 +96,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     })
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      attach?.remove(label)
       void hands.close()
     }
     await hands.server.connect(transport)
@@ -120,6 +125,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       closing ??= (async () => {
         const all = [...sessions.values()]
         sessions.clear()
+        await attach?.close()
         await Promise.all(all.map((s) => s.hands.close()))
         http.closeAllConnections()
         await new Promise<void>((resolve) => http.close(() => resolve()))
