@@ -213,6 +213,36 @@ try {
   await rt.shell_stop({ id: 'small' })
   await rt.shell_stop({ id: 'large' })
 
+  // 4b. shell_logs(n=2000) over 2,000 backspace-heavy lines against 2,000 plain lines of the same
+  // length in bytes (4,094) and of the same width on screen (2,047).
+  const wide = createShellRuntime({ roots: [root], ringLines: 50_000 })
+  try {
+    const script = (line: string) => `python3 -c "import sys; sys.stdout.write(${line} * 2000)"`
+    await wide.shell_background({ commands: [script(`('a' * 2047 + '\\b' * 2047 + '\\n')`)], id: 'bs' })
+    await wide.shell_background({ commands: [script(`('a' * 4094 + '\\n')`)], id: 'same-bytes' })
+    await wide.shell_background({ commands: [script(`('a' * 2047 + '\\n')`)], id: 'same-width' })
+    for (const id of ['bs', 'same-bytes', 'same-width']) await waitExited(wide, id)
+    const times: Record<string, number[]> = { bs: [], 'same-bytes': [], 'same-width': [] }
+    for (let r = 0; r < 15; r++) {
+      for (const id of Object.keys(times)) {
+        const t = performance.now()
+        const got = await wide.shell_logs({ id, n: 2000 })
+        times[id]?.push(performance.now() - t)
+        if (got.lines.length !== 2000) throw new Error(`${id} returned ${got.lines.length} lines`)
+      }
+    }
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+    const spread = (xs: number[]) => `${Math.min(...xs).toFixed(1)}–${med(xs).toFixed(1)}–${Math.max(...xs).toFixed(1)} ms`
+    report('shell_logs(n=2000), 2,000 lines a*2047 + BS*2047', spread(times['bs'] as number[]))
+    report('shell_logs(n=2000), 2,000 plain lines of 4,094 bytes', spread(times['same-bytes'] as number[]))
+    report('shell_logs(n=2000), 2,000 plain lines of 2,047 chars', spread(times['same-width'] as number[]))
+    const r1 = med(times['bs'] as number[]) / med(times['same-bytes'] as number[])
+    const r2 = med(times['bs'] as number[]) / med(times['same-width'] as number[])
+    report('  ratio backspace-heavy / plain (same bytes; same width)', `${r1.toFixed(2)}; ${r2.toFixed(2)}`, check(Math.max(r1, r2) <= 3, '≤ 3x'))
+  } finally {
+    await wide.close()
+  }
+
   // 5. RSS per shell with a full history: 10 shells, each 20,000 lines of 100 characters (10,000
   // rows of history plus the screen, all parsed).
   const before = process.memoryUsage().rss

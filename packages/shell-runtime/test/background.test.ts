@@ -151,6 +151,23 @@ describe('shell_logs', () => {
     expect(read).toMatchObject({ lines: ['250'], dropped_lines: 101 })
   })
 
+  it('reads lines full of backspaces without blocking: 10,100 lines of 2047 characters and 2047 backspaces', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: [`python3 -c "import sys; sys.stdout.write(('a' * 2047 + '\\b' * 2047 + '\\n') * 10100)"`] })
+    await eventually(() => (rt.resources()[0]?.status === 'exited' ? true : undefined), 120_000)
+    let started = performance.now()
+    const r = await rt.shell_logs({ id: b.id, n: 2000 })
+    const logsMs = performance.now() - started
+    started = performance.now()
+    const all = rt.retainedLines(b.id) ?? []
+    const resourceMs = performance.now() - started
+    // A backspace moves the cursor; it erases nothing: each line reads as its 2047 a's.
+    expect(r.lines.at(-1)).toBe('a'.repeat(2047))
+    expect(all.length).toBeGreaterThan(100)
+    expect(logsMs).toBeLessThan(1500)
+    expect(resourceMs).toBeLessThan(1500)
+  }, 180_000)
+
   it('never waits', async () => {
     const { rt } = makeRuntime()
     const b = await rt.shell_background({ commands: ['sleep 1000'] })
