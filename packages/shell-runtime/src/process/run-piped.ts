@@ -24,6 +24,8 @@ export interface PipedSpec {
   graceMs: number
   /** Record the last pipeline's stage statuses. */
   isPipestatus: boolean
+  /** Clean the kept text for reading (see cleanText); false keeps it as decoded (machine-read output). */
+  isCleaning: boolean
   /** Aborting stops the command's tree (SIGTERM, grace, SIGKILL); the command then reports how it ended. */
   signal?: AbortSignal
 }
@@ -85,8 +87,8 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     detached: true,
     argv0: 'bash',
   })
-  const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`)
-  const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`)
+  const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`, spec.isCleaning)
+  const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`, spec.isCleaning)
   const outDone = capture(child.stdout as Readable, out)
   const errDone = capture(child.stderr as Readable, err)
 

@@ -158,6 +158,7 @@ export class Session {
           deadline: performance.now() + this.options.loginEnvBoundMs,
           graceMs: this.options.stopGraceMs,
           isPipestatus: false,
+          isCleaning: false,
           signal,
         }),
       )

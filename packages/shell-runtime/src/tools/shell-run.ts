@@ -75,6 +75,7 @@ export async function shellRunTool(session: Session, raw: ShellRunInput): Promis
           deadline,
           graceMs: options.stopGraceMs,
           isPipestatus: true,
+          isCleaning: true,
           signal,
         }),
       )
