@@ -3,7 +3,7 @@ import { checkResult, shellRun } from '@hands/contracts'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { BoundedCapture } from '../src/output/bounded-capture.ts'
-import { makeRuntime, tempDir } from './helpers.ts'
+import { logsUntil, makeRuntime, tempDir } from './helpers.ts'
 
 function valid<T>(value: T): T {
   const outcome = checkResult(shellRun, value)
@@ -98,6 +98,17 @@ describe('shell_run output', () => {
     const r = valid(await rt.shell_run({ commands: ["printf 'a\\tb  \\n\\tindented\\n'"] }))
     expect(r.commands[0]?.stdout).toBe('a\tb  \n\tindented\n')
     expect(r.commands[0]?.note).toBeNull()
+  })
+
+  it('writes bidi overrides, zero-width and tag characters out visibly, in shell_run and shell_logs', async () => {
+    const { rt } = makeRuntime()
+    const line = "printf 'invoice\\u202Etxt.exe ok\\u200Bhidden \\U000E0041\\n'"
+    const r = valid(await rt.shell_run({ commands: [line] }))
+    expect(r.commands[0]?.stdout).toBe('invoice<U+202E>txt.exe ok<U+200B>hidden <U+E0041>\n')
+    expect(r.commands[0]?.note).toContain('<U+XXXX>')
+    const b = await rt.shell_background({ commands: [line] })
+    const lines = await logsUntil(rt, b.id, (l) => l.length > 0)
+    expect(lines).toEqual(['invoice<U+202E>txt.exe ok<U+200B>hidden <U+E0041>'])
   })
 
   it('turns invalid UTF-8 into U+FFFD and names binary output in the note', async () => {

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { cleanText } from '../screen/clean-text.ts'
+import { revealInvisible } from './reveal.ts'
 import { Spool } from './spool.ts'
 import { decodeUtf8, looksBinary, safeEnd, safeStart } from './utf8.ts'
 
@@ -54,7 +55,10 @@ export class BoundedCapture {
   }
 
   #clean(text: string): { text: string; isCleaned: boolean } {
-    return this.#isCleaning ? cleanText(text) : { text, isCleaned: false }
+    if (!this.#isCleaning) return { text, isCleaned: false }
+    const drawn = cleanText(text)
+    const shown = revealInvisible(drawn.text)
+    return { text: shown.text, isCleaned: drawn.isCleaned || shown.isRevealed }
   }
 
   /** Bytes seen so far. */

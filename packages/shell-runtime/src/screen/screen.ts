@@ -1,11 +1,12 @@
 import type { IBuffer, IBufferLine, IModes } from '@xterm/headless'
+import { revealInvisible } from '../output/reveal.ts'
 import { Emulator } from './emulator.ts'
 import { PlainTail } from './plain-tail.ts'
 import { SeenRows } from './seen-rows.ts'
 
 /** What one read of a screen returns. */
 export interface ScreenRead {
-  /** The last lines, oldest first: rows that scrolled off plus the screen, wrapped rows joined; on the alternate screen, its rows. */
+  /** The last lines, oldest first: rows that scrolled off plus the screen, wrapped rows joined; on the alternate screen, its rows. Invisible bidi and zero-width characters are written as `<U+XXXX>`. */
   lines: string[]
   /** Rows that left the history since the previous read without being returned. */
   dropped: number
@@ -217,7 +218,7 @@ export class Screen {
       const line = b.getLine(y) as IBufferLine
       parts.push(parts.length === 0 ? lastRowText(line, y === cursorRow ? b.cursorX : 0) : line.translateToString(false))
       if (isAlt || !line.isWrapped || y === 0) {
-        out.push(parts.length === 1 ? (parts[0] as string) : parts.reverse().join(''))
+        out.push(revealInvisible(parts.length === 1 ? (parts[0] as string) : parts.reverse().join('')).text)
         parts.length = 0
         from = y
       }

@@ -23,7 +23,7 @@ export function streamNote(name: 'stdout' | 'stderr', s: CapturedStream): string
   }
   if (s.isCleaned) {
     parts.push(
-      `${name} was cleaned for reading (terminal escape sequences removed, carriage-return and backspace redraws shown as their final state)` +
+      `${name} was cleaned for reading (terminal escape sequences removed, carriage-return and backspace redraws shown as their final state, invisible bidi and zero-width characters written as <U+XXXX>)` +
         (s.spoolPath !== null ? `; the raw bytes are in ${s.spoolPath}.` : '.'),
     )
   }
