@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `hands serve | call | tools` — run from the repo root as `pnpm hands ...` (no build step).
+ * `hands serve | call | tools | contract` — run from the repo root as `pnpm hands ...` (no build step).
  * stdout carries results (or MCP protocol for `serve`); diagnostics go to stderr.
  */
 import { TOKEN_ENCODING, toolCost, toApiTools, API_FORMATS, type ApiFormat } from '../adapters/index.ts'
@@ -19,6 +19,7 @@ commands:
   serve        serve the tools over MCP (stdio by default, --http HOST:PORT for Streamable HTTP)
   call         run one tool call and print its result as JSON
   tools        list the enabled tools with their token cost
+  contract     diff two versions of the contract surface (hands contract diff A B)
   attach       connect this terminal to a live background shell of a running server
 
 Run \`hands <command> --help\` for a command's options.`
@@ -136,7 +137,10 @@ function help(text: string): number {
   return 0
 }
 
-const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, attach }
+// Loaded on demand: the contract diff is not needed to serve or call tools.
+const contract = async (argv: string[]) => (await import('./contract.ts')).contract(argv)
+
+const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, contract, attach }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
