@@ -65,7 +65,13 @@ async function serve(argv: string[]): Promise<number> {
     await serveStdio(options, attachServer)
     return -1
   }
-  const running = await serveHttp({ ...listen, allowRemote: values['allow-remote'] === true }, options, attachServer)
+  let running
+  try {
+    running = await serveHttp({ ...listen, allowRemote: values['allow-remote'] === true }, options, attachServer)
+  } catch (e) {
+    await attachServer?.close()
+    throw e
+  }
   process.stderr.write(`hands: serving MCP over Streamable HTTP at ${running.url}\n`)
   const stop = async (why: string) => {
     process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
