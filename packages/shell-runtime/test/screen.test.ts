@@ -74,6 +74,15 @@ describe('screen', () => {
     expect(s.stats.parsed).toBeLessThan(s.stats.received / 10)
   })
 
+  it('never holds back bytes that finish an escape sequence split across chunks', () => {
+    const s = screen({ scrollback: 20, cols: 80, rows: 24 })
+    s.push(Buffer.from('\x1b[?10'))
+    s.push(Buffer.from(`49h${Array.from({ length: 500 }, (_, i) => `alt ${i}\r\n`).join('')}`))
+    const r = s.read(5)
+    expect(r).toMatchObject({ isAlternate: true, dropped: 0 })
+    expect(r.lines.at(-1)).toBe('alt 499')
+  })
+
   it('reads the same screen, lines and drops whether plain lines were held back or parsed at once', () => {
     const plain = fc.oneof(
       fc.constantFrom('short line\r\n', '\r\n', '\x1b[32mgreen\x1b[0m ok\r\n', 'tab\there\r\n', 'spin |\b/\b-\r\n', 'über ✓\r\n', '10%\r20%\r\n'),

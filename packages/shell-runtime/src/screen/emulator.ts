@@ -21,11 +21,12 @@ function xtermModule(): XtermModule {
 
 /**
  * The parts of @xterm/headless 6.0.0 (pinned) this module reaches into: synchronous writes, the
- * normal buffer's line list (whose `onTrim` reports rows leaving the top of the scrollback) and
- * the scroll region. `checkInternals` fails loudly when an upgrade moves them.
+ * parser's state, the normal buffer's line list (whose `onTrim` reports rows leaving the top of
+ * the scrollback) and the scroll region. `checkInternals` fails loudly when an upgrade moves them.
  */
 interface CoreInternals {
   writeSync(data: Uint8Array | string): void
+  _inputHandler: { _parser: { currentState: number } }
   _bufferService: {
     buffers: {
       normal: { lines: LineList; scrollTop: number; scrollBottom: number }
@@ -81,6 +82,11 @@ export class Emulator {
     return this.terminal.modes
   }
 
+  /** True when the parser is between sequences (not inside an escape, CSI, OSC or DCS), so the next byte starts fresh. */
+  get isGround(): boolean {
+    return this.#core._inputHandler._parser.currentState === 0
+  }
+
   /** True when the active buffer scrolls as a whole (no DECSTBM region), so every line feed at the bottom moves a row into the scrollback. */
   get isFullScrollRegion(): boolean {
     const active = this.#core._bufferService.buffers.active
@@ -114,7 +120,12 @@ export class Emulator {
 
 function checkInternals(core: CoreInternals): void {
   const buffers = core?._bufferService?.buffers
-  if (typeof core?.writeSync !== 'function' || typeof buffers?.normal?.lines?.onTrim !== 'function' || typeof buffers.onBufferActivate !== 'function') {
+  if (
+    typeof core?.writeSync !== 'function' ||
+    typeof core._inputHandler?._parser?.currentState !== 'number' ||
+    typeof buffers?.normal?.lines?.onTrim !== 'function' ||
+    typeof buffers.onBufferActivate !== 'function'
+  ) {
     throw new Error('@xterm/headless internals moved: hands needs the pinned @xterm/headless 6.0.0')
   }
 }

@@ -13,14 +13,42 @@
  * terminal's side (normal buffer, full scroll region, autowrap on) through `canSkip`.
  */
 
-/** Bytes that may change more than the row they print on: any other control, C1, non-SGR escapes. */
-const NOT_PLAIN = /[\x00-\x06\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]|\xc2[\x80-\x9f]|\x1b(?!\[[0-9;:]*m)/
-const SGR = /\x1b\[[0-9;:]*m/g
+/** Bytes worth a closer look: controls other than BEL, BS, TAB, LF, CR; ESC; DEL; the lead byte of U+0080–U+00BF. */
+const RARE = new Uint8Array(256)
+for (const c of [0, 1, 2, 3, 4, 5, 6, 0x0b, 0x0c, 0x7f, 0xc2]) RARE[c] = 1
+for (let c = 0x0e; c <= 0x1f; c++) RARE[c] = 1
 /** An SGR that starts from the default rendition (no parameter, or a first parameter of 0). */
 const SGR_RESET = /^\x1b\[(?:0*(?:[;:]|m))/
 /** SGR sequences remembered across a skip (the pen they leave is re-applied). */
 const MAX_SGR = 64
 const CR = 0x0d
+
+/**
+ * True when `bytes` hold no control but BEL, BS, TAB, LF and CR, no escape but complete SGR
+ * sequences (`ESC [` digits `;` `:` `m`), and no C1 control (UTF-8 `C2 80`–`C2 9F`). A chunk
+ * ending inside an escape sequence or after a C2 lead byte is not known to be plain.
+ */
+function isPlain(bytes: Buffer): boolean {
+  const n = bytes.length
+  for (let i = 0; i < n; i++) {
+    const c = bytes[i] as number
+    if (RARE[c] === 0) continue
+    if (c === 0x1b) {
+      if (bytes[i + 1] !== 0x5b) return false
+      let j = i + 2
+      for (; j < n; j++) {
+        const d = bytes[j] as number
+        if (!((d >= 0x30 && d <= 0x3b) || d === 0x3a)) break
+      }
+      if (bytes[j] !== 0x6d) return false
+      i = j
+    } else if (c === 0xc2) {
+      const next = bytes[i + 1]
+      if (next === undefined || (next >= 0x80 && next <= 0x9f)) return false
+    } else return false
+  }
+  return true
+}
 
 /** What `take` hands back for the emulator, in this order. */
 export interface HeldBytes {
@@ -76,12 +104,10 @@ export class PlainTail {
    * back within bounds (the owner must parse everything now). `not-plain`: nothing was held.
    */
   offer(chunk: Buffer, canSkip: () => boolean): Offer {
-    const text = chunk.toString('latin1')
-    // A chunk ending inside an escape sequence or a UTF-8 C1 character is not known to be plain.
-    if (NOT_PLAIN.test(text) || chunk[chunk.length - 1] === 0xc2) return 'not-plain'
+    if (!isPlain(chunk)) return 'not-plain'
     let rest = 0
     if (!this.#headDone) {
-      const lf = text.indexOf('\n')
+      const lf = chunk.indexOf(0x0a)
       const head = lf < 0 ? chunk : chunk.subarray(0, lf + 1)
       const before = lf > 0 ? chunk[lf - 1] : this.#lastHeadByte()
       this.#head.push(head)
@@ -92,7 +118,7 @@ export class PlainTail {
       rest = lf + 1
       if (rest === chunk.length) return 'held'
     }
-    this.#addBody(rest === 0 ? chunk : chunk.subarray(rest), rest === 0 ? text : text.slice(rest))
+    this.#addBody(rest === 0 ? chunk : chunk.subarray(rest))
     if (this.#rows > 2 * this.#keepRows || this.#bodyBytes > this.#maxBytes) {
       if (!this.#trim(canSkip)) return 'full'
     }
@@ -126,16 +152,16 @@ export class PlainTail {
     return last === undefined ? undefined : last[last.length - 1]
   }
 
-  #addBody(buf: Buffer, text: string): void {
+  #addBody(buf: Buffer): void {
     const base = this.#bodyOffset + this.#bodyBytes
     this.#body.push(buf)
     this.#bodyBytes += buf.length
-    const hasTab = text.includes('\t')
+    const hasTab = buf.includes(0x09)
     let pos = 0
     for (;;) {
-      const lf = text.indexOf('\n', pos)
-      const end = lf < 0 ? text.length : lf
-      if (hasTab) for (let t = text.indexOf('\t', pos); t >= 0 && t < end; t = text.indexOf('\t', t + 1)) this.#lineTabs++
+      const lf = buf.indexOf(0x0a, pos)
+      const end = lf < 0 ? buf.length : lf
+      if (hasTab) for (let t = buf.indexOf(0x09, pos); t >= 0 && t < end; t = buf.indexOf(0x09, t + 1)) this.#lineTabs++
       if (lf < 0) break
       const before = lf > 0 ? buf[lf - 1] : this.#lastByte
       const start = this.#lineStart
@@ -207,7 +233,7 @@ export class PlainTail {
       const take = Math.min(b.length, cut - this.#bodyOffset)
       if (take <= 0) break
       const gone = take === b.length ? b : b.subarray(0, take)
-      if (gone.includes(0x1b)) this.#keepSgr(gone.toString('latin1'))
+      this.#keepSgr(gone)
       if (take === b.length) this.#body.shift()
       else this.#body[0] = b.subarray(take)
       this.#bodyOffset += take
@@ -215,11 +241,23 @@ export class PlainTail {
     }
   }
 
-  #keepSgr(text: string): void {
-    for (const m of text.matchAll(SGR)) {
-      if (SGR_RESET.test(m[0])) this.#sgr.length = 0
-      this.#sgr.push(m[0])
+  /** Remember the SGR sequences of dropped bytes that still set the pen: those from the last reset on. */
+  #keepSgr(gone: Buffer): void {
+    const found: string[] = []
+    let isReset = false
+    for (let at = gone.length; at > 0 && found.length < MAX_SGR; ) {
+      at = gone.lastIndexOf(0x1b, at - 1)
+      if (at < 0) break
+      let end = at + 2
+      while (end < gone.length && (gone[end] as number) >= 0x30 && (gone[end] as number) <= 0x3b) end++
+      const seq = gone.toString('latin1', at, end + 1)
+      found.push(seq)
+      if (SGR_RESET.test(seq)) {
+        isReset = true
+        break
+      }
     }
-    if (this.#sgr.length > MAX_SGR) this.#sgr.splice(0, this.#sgr.length - MAX_SGR)
+    found.reverse()
+    this.#sgr = isReset ? found : [...this.#sgr, ...found].slice(-MAX_SGR)
   }
 }

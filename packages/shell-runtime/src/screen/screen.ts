@@ -88,7 +88,8 @@ export class Screen {
     if (bytes.length === 0 || this.#isDisposed) return
     this.#received += bytes.length
     if (!this.#isHoldingBack) return this.#write(bytes)
-    const offer = this.#tail.offer(bytes, () => this.#canSkip())
+    // Bytes that continue a sequence the parser is inside of are never plain, whatever they look like.
+    const offer = this.#tail.isEmpty && !this.#emu.isGround ? 'not-plain' : this.#tail.offer(bytes, () => this.#canSkip())
     if (offer === 'held') {
       if (this.#quiet === null) {
         this.#quiet = setTimeout(() => this.flush(), this.#quietMs)
