@@ -2,6 +2,7 @@ export { createShellRuntime, type ShellAttachment, type ShellRuntime } from './r
 export type { ScreenView } from './screen/screen.ts'
 export type { ShellWatcher } from './shells/background-shell.ts'
 export type { ShellRuntimeOptions } from './runtime/options.ts'
+export { captureLoginEnvironment } from './runtime/capture-login-environment.ts'
 export type { LoginEnvironment, ShellResource } from './runtime/session.ts'
 export { BASE_ALLOWLIST } from './env/allowlist.ts'
 export { NON_INTERACTIVE, TERMINAL } from './env/child-env.ts'

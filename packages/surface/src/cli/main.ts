@@ -4,13 +4,13 @@
  * stdout carries results (or MCP protocol for `serve`); diagnostics go to stderr.
  */
 import { TOKEN_ENCODING, toolCost, toApiTools, API_FORMATS, type ApiFormat } from '../adapters/index.ts'
-import { serveHttp, parseListen } from '../mcp/http.ts'
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, serveHttp, parseListen } from '../mcp/http.ts'
 import { serveStdio } from '../mcp/stdio.ts'
 import { createSurface, enabledTools } from '../session.ts'
 import { TOOLS } from '@hands/contracts'
 import { startAttachServer, type AttachServer } from '../attach/server.ts'
 import { defaultAttachDir } from '../attach/socket-dir.ts'
-import { SESSION_HELP, UsageError, parse, sessionOptions } from './args.ts'
+import { SESSION_HELP, UsageError, parse, positiveInt, sessionOptions } from './args.ts'
 import { attach } from './attach.ts'
 
 const MAIN_HELP = `usage: hands <command> [options]
@@ -30,6 +30,10 @@ Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go 
 
   --http HOST:PORT      serve Streamable HTTP at http://HOST:PORT/mcp (loopback only unless --allow-remote)
   --allow-remote        allow a non-loopback --http bind
+  --session-idle-ms N   HTTP: close a session (stopping its shells) after N ms without a request (default ${DEFAULT_SESSION_IDLE_MS})
+  --max-sessions N      HTTP: sessions open at once; one more initialize gets 503 (default ${DEFAULT_MAX_SESSIONS})
+  --max-body-bytes N    HTTP: the largest request body read; a larger one gets 413 (default ${DEFAULT_MAX_BODY_BYTES})
+  --allow-host NAME     HTTP: also accept this Host header (NAME for NAME:PORT, or NAME:PORT; repeatable)
   --no-attach           offer no \`hands attach\` socket
   --attach-dir DIR      where the attach socket goes (default: ${defaultAttachDir()}; made 0700)
 ${SESSION_HELP}`
@@ -53,21 +57,43 @@ async function serve(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, {
     http: { type: 'string' },
     'allow-remote': { type: 'boolean' },
+    'session-idle-ms': { type: 'string' },
+    'max-sessions': { type: 'string' },
+    'max-body-bytes': { type: 'string' },
+    'allow-host': { type: 'string', multiple: true },
     'no-attach': { type: 'boolean' },
     'attach-dir': { type: 'string' },
   })
   if (values.help) return help(SERVE_HELP)
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
-  const listen = values.http === undefined ? null : parseListen(values.http)
-  const attachServer = values['no-attach'] === true ? null : await offerAttach(values['attach-dir'] ?? defaultAttachDir())
-  if (listen === null) {
-    await serveStdio(options, attachServer)
+  if (values.http === undefined) {
+    for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'max-body-bytes', 'allow-host'] as const) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)
+    }
+    await serveStdio(options, await offerAttach(values))
     return -1
   }
+  const listen = parseListen(values.http)
+  const sessionIdleMs = positiveInt('session-idle-ms', values['session-idle-ms'])
+  const maxSessions = positiveInt('max-sessions', values['max-sessions'])
+  const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'])
+  const allowHosts = values['allow-host'] ?? []
+  const attachServer = await offerAttach(values)
   let running
   try {
-    running = await serveHttp({ ...listen, allowRemote: values['allow-remote'] === true }, options, attachServer)
+    running = await serveHttp(
+      {
+        ...listen,
+        allowRemote: values['allow-remote'] === true,
+        ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
+        ...(maxSessions !== undefined ? { maxSessions } : {}),
+        ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+        ...(allowHosts.length > 0 ? { allowHosts } : {}),
+      },
+      options,
+      attachServer,
+    )
   } catch (e) {
     await attachServer?.close()
     throw e
@@ -83,10 +109,11 @@ async function serve(argv: string[]): Promise<number> {
   return -1
 }
 
-/** Start the attach socket and say where it is; a failure is reported and serving goes on without it. */
-async function offerAttach(dir: string): Promise<AttachServer | null> {
+/** Start the attach socket unless `--no-attach`, and say where it is; a failure is reported and serving goes on without it. */
+async function offerAttach(values: { 'no-attach'?: boolean; 'attach-dir'?: string }): Promise<AttachServer | null> {
+  if (values['no-attach'] === true) return null
   try {
-    const server = await startAttachServer(dir)
+    const server = await startAttachServer(values['attach-dir'] ?? defaultAttachDir())
     process.stderr.write(`hands: background shells can be attached to with \`hands attach ID\` (socket ${server.path}; --no-attach offers none)\n`)
     return server
   } catch (e) {
