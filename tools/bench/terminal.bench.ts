@@ -9,6 +9,8 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
 import { Screen } from '../../packages/shell-runtime/src/screen/screen.ts'
 
@@ -111,8 +113,9 @@ try {
 
   // 3. RSS per shell with a full history: screens holding 10,000 rows of history plus the
   // 200x50 screen, every row parsed (the emulator alone, then whole shells).
-  const gc = (globalThis as { gc?: () => void }).gc
-  gc?.()
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  gc()
   const before = process.memoryUsage().rss
   const screens: Screen[] = []
   const lines = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `${String(i).padStart(6, '0')} ${'x'.repeat(93)}\r\n`).join(''))
@@ -121,7 +124,7 @@ try {
     s.push(lines)
     screens.push(s)
   }
-  gc?.()
+  gc()
   report('RSS per screen, full history (10,000 rows + 200x50), of 10', `${((process.memoryUsage().rss - before) / 10 / MiB).toFixed(1)} MiB`)
   for (const s of screens) s.dispose()
 } finally {
