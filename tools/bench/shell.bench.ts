@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
+import { createShellRuntime } from '@hands/shell-runtime'
+import { waitExited } from './wait-exited.ts'
 
 const require = createRequire(import.meta.url)
 const pty = require('node-pty') as typeof import('node-pty')
@@ -64,18 +65,6 @@ function rawPty(script: string): Promise<number> {
   })
 }
 
-function waitExited(rt: ShellRuntime, id: string): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => rt.resources().find((r) => r.id === id)?.status !== 'running'
-    if (done()) return resolve()
-    const off = rt.onResourcesChanged(() => {
-      if (done()) {
-        off()
-        resolve()
-      }
-    })
-  })
-}
 
 function alive(pid: number): boolean {
   try {

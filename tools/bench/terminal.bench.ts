@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
+import { createShellRuntime } from '@hands/shell-runtime'
+import { waitExited } from './wait-exited.ts'
 import { Screen } from '../../packages/shell-runtime/src/screen/screen.ts'
 
 const require = createRequire(import.meta.url)
@@ -41,18 +42,6 @@ function rawPty(script: string, screen?: Screen): Promise<number> {
   })
 }
 
-function waitExited(rt: ShellRuntime, id: string): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => rt.resources().find((r) => r.id === id)?.status !== 'running'
-    if (done()) return resolve()
-    const off = rt.onResourcesChanged(() => {
-      if (done()) {
-        off()
-        resolve()
-      }
-    })
-  })
-}
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-terminal-')))
 const rt = createShellRuntime({ roots: [root] })
