@@ -34,6 +34,7 @@ export interface ShellLogsResult {
   id: string
   lines: string[]
   dropped_lines: number
+  is_screen: boolean
   status: "running" | "exited" | "stopped"
   exit: number | null
 }

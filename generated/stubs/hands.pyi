@@ -47,6 +47,7 @@ class ShellLogsResult(TypedDict):
     id: str
     lines: list[str]
     dropped_lines: int
+    is_screen: bool
     status: Literal["running", "exited", "stopped"]
     exit: int | None
 

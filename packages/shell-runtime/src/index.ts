@@ -1,4 +1,6 @@
-export { createShellRuntime, type ShellRuntime } from './runtime/create-shell-runtime.ts'
+export { createShellRuntime, type ShellAttachment, type ShellRuntime } from './runtime/create-shell-runtime.ts'
+export type { ScreenView } from './screen/screen.ts'
+export type { ShellWatcher } from './shells/background-shell.ts'
 export type { ShellRuntimeOptions } from './runtime/options.ts'
 export type { ConfineKind, ConfineMode } from './confine/confiner.ts'
 export { describeConfinement, type Confinement } from './confine/describe.ts'

@@ -3,7 +3,7 @@ import { checkResult, shellRun } from '@hands/contracts'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { BoundedCapture } from '../src/output/bounded-capture.ts'
-import { makeRuntime, tempDir } from './helpers.ts'
+import { logsUntil, makeRuntime, tempDir } from './helpers.ts'
 
 function valid<T>(value: T): T {
   const outcome = checkResult(shellRun, value)
@@ -69,6 +69,48 @@ describe('shell_run output', () => {
     expect(peak - before).toBeLessThan(96 * 1024 * 1024)
   }, 600_000)
 
+  it('cleans escape sequences out of stdout, says so, and keeps the raw bytes in the spool file', async () => {
+    const { rt } = makeRuntime()
+    const r = valid(
+      await rt.shell_run({
+        commands: [
+          "printf 'A\\033]52;c;ZWNobyBwd25lZA==\\a\\033]0;title\\a\\033[2J'",
+          "printf '\\033]8;;http://example.com\\033\\\\link\\033]8;;\\033\\\\ \\033P1$r0m\\033\\\\done\\n\\033[31mred\\033[0m\\n' >&2",
+        ],
+      }),
+    )
+    const [clip, link] = r.commands
+    expect(clip?.stdout).toBe('A')
+    expect(clip?.note).toContain('stdout was cleaned for reading')
+    expect(readFileSync(spoolPath(clip?.note ?? null))).toEqual(Buffer.from('A\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b]0;title\x07\x1b[2J'))
+    expect(link?.stderr).toBe('link done\nred\n')
+    expect(link?.note).toContain('stderr was cleaned for reading')
+  })
+
+  it('collapses 200 carriage-return progress redraws to their final state', async () => {
+    const { rt } = makeRuntime()
+    const r = valid(await rt.shell_run({ commands: ["for i in $(seq 1 200); do printf '\\rprogress %3d%%' $i; done; echo; echo next"] }))
+    expect(r.commands[0]?.stdout).toBe('progress 200%\nnext\n')
+  })
+
+  it('leaves plain output byte for byte: tabs, trailing blanks, no note', async () => {
+    const { rt } = makeRuntime()
+    const r = valid(await rt.shell_run({ commands: ["printf 'a\\tb  \\n\\tindented\\n'"] }))
+    expect(r.commands[0]?.stdout).toBe('a\tb  \n\tindented\n')
+    expect(r.commands[0]?.note).toBeNull()
+  })
+
+  it('writes bidi overrides, zero-width and tag characters out visibly, in shell_run and shell_logs', async () => {
+    const { rt } = makeRuntime()
+    const line = "printf 'invoice\\u202Etxt.exe ok\\u200Bhidden \\U000E0041\\n'"
+    const r = valid(await rt.shell_run({ commands: [line] }))
+    expect(r.commands[0]?.stdout).toBe('invoice<U+202E>txt.exe ok<U+200B>hidden <U+E0041>\n')
+    expect(r.commands[0]?.note).toContain('<U+XXXX>')
+    const b = await rt.shell_background({ commands: [line] })
+    const lines = await logsUntil(rt, b.id, (l) => l.length > 0)
+    expect(lines).toEqual(['invoice<U+202E>txt.exe ok<U+200B>hidden <U+E0041>'])
+  })
+
   it('turns invalid UTF-8 into U+FFFD and names binary output in the note', async () => {
     const { rt } = makeRuntime()
     const r = valid(await rt.shell_run({ commands: ["printf 'ok \\xff\\xfe end\\n'", "printf '\\x00\\x01\\x02binary\\x00\\xff'", 'echo fine'] }))
@@ -92,7 +134,7 @@ describe('shell_run output', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.string({ unit: 'binary', maxLength: 40 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 64 }), async (parts, head, tail) => {
         const dir = tempDir('capture')
-        const cap = new BoundedCapture(head, tail, `${dir}/spool`)
+        const cap = new BoundedCapture(head, tail, `${dir}/spool`, false)
         const bytes = Buffer.from(parts.join(''))
         // Feed in odd-sized chunks so characters straddle chunk boundaries.
         for (let i = 0; i < bytes.length; i += 7) cap.push(bytes.subarray(i, i + 7))

@@ -15,7 +15,20 @@ import {
   type ToolName,
 } from '@hands/contracts'
 import { createFsRuntime, type PathGate } from '@hands/fs-runtime'
-import { captureLoginEnvironment, createShellRuntime, describeConfinement, type Confinement, type ConfineMode, type LoginEnvironment, type ShellResource, type ShellRuntime, type ShellRuntimeOptions } from '@hands/shell-runtime'
+import {
+  captureLoginEnvironment,
+  createShellRuntime,
+  describeConfinement,
+  type Confinement,
+  type ConfineMode,
+  type LoginEnvironment,
+  type ScreenView,
+  type ShellAttachment,
+  type ShellResource,
+  type ShellRuntime,
+  type ShellRuntimeOptions,
+  type ShellWatcher,
+} from '@hands/shell-runtime'
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
 import { failure, type CallOutcome } from './outcome.ts'
 
@@ -78,6 +91,10 @@ export interface Session {
   resources(): ShellResource[]
   /** Every line a shell's ring retains (oldest first), without counting as a read; null for an unknown id. */
   retainedLines(id: string): string[] | null
+  /** The visible screen of a background shell; null for an unknown id or with the shell toggle off. */
+  screen(id: string): ScreenView | null
+  /** A person's attachment to a running background shell's terminal (see `hands attach`); null when there is none to attach to. */
+  attach(id: string, watcher: ShellWatcher): ShellAttachment | null
   /** Called whenever the list of shells changes; returns an unsubscribe function. */
   onResourcesChanged(listener: () => void): () => void
   /** Stop every shell and release the session. Idempotent. */
@@ -266,6 +283,8 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     call: call as Session['call'],
     resources: () => (shell === null ? [] : shell.resources()),
     retainedLines: (id) => (shell === null ? null : shell.retainedLines(id)),
+    screen: (id) => (shell === null ? null : shell.screen(id)),
+    attach: (id, watcher) => (shell === null || closed !== null ? null : shell.attach(id, watcher)),
     onResourcesChanged: (listener) => {
       const l = () => listener()
       listeners.add(l)

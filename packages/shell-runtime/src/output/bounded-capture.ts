@@ -1,4 +1,6 @@
 import { writeFileSync } from 'node:fs'
+import { cleanText } from '../screen/clean-text.ts'
+import { revealInvisible } from './reveal.ts'
 import { Spool } from './spool.ts'
 import { decodeUtf8, looksBinary, safeEnd, safeStart } from './utf8.ts'
 
@@ -16,6 +18,8 @@ export interface CapturedStream {
   isBinary: boolean
   /** Why the whole stream could not be kept on disk, or null. */
   spoolError: string | null
+  /** True when the text was cleaned for reading (escape sequences, redraws); the raw bytes are then in the spool file. */
+  isCleaned: boolean
 }
 
 const NEWLINE = 10
@@ -40,11 +44,21 @@ export class BoundedCapture {
   #tail: Buffer[] = []
   #tailLen = 0
   #spool: Spool | null = null
+  readonly #isCleaning: boolean
 
-  constructor(headBytes: number, tailBytes: number, spoolPath: string) {
+  /** `isCleaning`: draw lines with escape sequences as a terminal shows them (default true); false keeps the decoded text as it is. */
+  constructor(headBytes: number, tailBytes: number, spoolPath: string, isCleaning = true) {
     this.#headBytes = headBytes
     this.#tailBytes = tailBytes
     this.#spoolPath = spoolPath
+    this.#isCleaning = isCleaning
+  }
+
+  #clean(text: string): { text: string; isCleaned: boolean } {
+    if (!this.#isCleaning) return { text, isCleaned: false }
+    const drawn = cleanText(text)
+    const shown = revealInvisible(drawn.text)
+    return { text: shown.text, isCleaned: drawn.isCleaned || shown.isRevealed }
   }
 
   /** Bytes seen so far. */
@@ -92,12 +106,13 @@ export class BoundedCapture {
   async finish(): Promise<CapturedStream> {
     if (this.#early !== null) {
       const all = concat(this.#early, this.#total)
-      const text = decodeUtf8(all)
-      const isBinary = looksBinary(all, text)
+      const decoded = decodeUtf8(all)
+      const isBinary = looksBinary(all, decoded)
+      const { text, isCleaned } = this.#clean(decoded)
       let spoolPath: string | null = null
       let spoolError: string | null = null
-      if (isBinary) {
-        // Binary is shown decoded, so keep the exact bytes where the note can point.
+      if (isBinary || isCleaned) {
+        // The text shown is not the bytes, so keep the exact bytes where the note can point.
         try {
           writeFileSync(this.#spoolPath, all, { mode: 0o600 })
           spoolPath = this.#spoolPath
@@ -105,7 +120,7 @@ export class BoundedCapture {
           spoolError = (err as Error).message
         }
       }
-      return { text, totalBytes: this.#total, omittedBytes: 0, spoolPath, isBinary, spoolError }
+      return { text, totalBytes: this.#total, omittedBytes: 0, spoolPath, isBinary, spoolError, isCleaned }
     }
     const spool = this.#spool as Spool
     await spool.close()
@@ -121,11 +136,15 @@ export class BoundedCapture {
     const head = this.#head.subarray(0, headTo)
     const tail = tailAll.subarray(tailFrom)
     const omitted = this.#total - head.length - tail.length
-    const headText = decodeUtf8(head)
-    const tailText = decodeUtf8(tail)
+    const headRaw = decodeUtf8(head)
+    const tailRaw = decodeUtf8(tail)
+    const headClean = this.#clean(headRaw)
+    const tailClean = this.#clean(tailRaw)
+    const headText = headClean.text
+    const tailText = tailClean.text
     const marker = `[… ${omitted} bytes omitted …]\n`
     const text = headText + (headText === '' || headText.endsWith('\n') ? '' : '\n') + marker + tailText
-    const isBinary = looksBinary(head, headText) || looksBinary(tail, tailText)
+    const isBinary = looksBinary(head, headRaw) || looksBinary(tail, tailRaw)
     return {
       text,
       totalBytes: this.#total,
@@ -133,6 +152,7 @@ export class BoundedCapture {
       spoolPath: spool.error === null ? spool.path : null,
       isBinary,
       spoolError: spool.error === null ? null : spool.error.message,
+      isCleaned: headClean.isCleaned || tailClean.isCleaned,
     }
   }
 }

@@ -92,6 +92,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
           graceMs: options.stopGraceMs,
           settleMs: confiner.settleMs,
           isPipestatus,
+          isCleaning: true,
           signal,
         }),
       )

@@ -9,7 +9,10 @@ import { serveStdio } from '../mcp/stdio.ts'
 import { createSurface, enabledTools, shellConfinement, type SurfaceOptions } from '../session.ts'
 import { TOOLS } from '@hands/contracts'
 import { describeConfinement, type Confinement } from '@hands/shell-runtime'
+import { startAttachServer, type AttachServer } from '../attach/server.ts'
+import { defaultAttachDir } from '../attach/socket-dir.ts'
 import { SESSION_HELP, UsageError, parse, positiveInt, sessionOptions } from './args.ts'
+import { attach } from './attach.ts'
 
 const MAIN_HELP = `usage: hands <command> [options]
 
@@ -18,6 +21,7 @@ commands:
   call         run one tool call and print its result as JSON
   tools        list the enabled tools with their token cost
   contract     diff two versions of the contract surface (hands contract diff A B)
+  attach       connect this terminal to a live background shell of a running server
 
 Run \`hands <command> --help\` for a command's options.`
 
@@ -31,6 +35,8 @@ Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go 
   --max-sessions N      HTTP: sessions open at once; one more initialize gets 503 (default ${DEFAULT_MAX_SESSIONS})
   --max-body-bytes N    HTTP: the largest request body read; a larger one gets 413 (default ${DEFAULT_MAX_BODY_BYTES})
   --allow-host NAME     HTTP: also accept this Host header (NAME for NAME:PORT, or NAME:PORT; repeatable)
+  --no-attach           offer no \`hands attach\` socket
+  --attach-dir DIR      where the attach socket goes (default: ${defaultAttachDir()}; made 0700)
 ${SESSION_HELP}`
 
 const CALL_HELP = `usage: hands call TOOL JSON [options]
@@ -66,6 +72,8 @@ async function serve(argv: string[]): Promise<number> {
     'max-sessions': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     'allow-host': { type: 'string', multiple: true },
+    'no-attach': { type: 'boolean' },
+    'attach-dir': { type: 'string' },
   })
   if (values.help) return help(SERVE_HELP)
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`)
@@ -76,7 +84,7 @@ async function serve(argv: string[]): Promise<number> {
     for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'max-body-bytes', 'allow-host'] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)
     }
-    await serveStdio(options)
+    await serveStdio(options, await offerAttach(values))
     return -1
   }
   const listen = parseListen(values.http)
@@ -84,17 +92,25 @@ async function serve(argv: string[]): Promise<number> {
   const maxSessions = positiveInt('max-sessions', values['max-sessions'])
   const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'])
   const allowHosts = values['allow-host'] ?? []
-  const running = await serveHttp(
-    {
-      ...listen,
-      allowRemote: values['allow-remote'] === true,
-      ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
-      ...(maxSessions !== undefined ? { maxSessions } : {}),
-      ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
-      ...(allowHosts.length > 0 ? { allowHosts } : {}),
-    },
-    options,
-  )
+  const attachServer = await offerAttach(values)
+  let running
+  try {
+    running = await serveHttp(
+      {
+        ...listen,
+        allowRemote: values['allow-remote'] === true,
+        ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
+        ...(maxSessions !== undefined ? { maxSessions } : {}),
+        ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+        ...(allowHosts.length > 0 ? { allowHosts } : {}),
+      },
+      options,
+      attachServer,
+    )
+  } catch (e) {
+    await attachServer?.close()
+    throw e
+  }
   process.stderr.write(`hands: serving MCP over Streamable HTTP at ${running.url}\n`)
   const stop = async (why: string) => {
     process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
@@ -104,6 +120,19 @@ async function serve(argv: string[]): Promise<number> {
   process.on('SIGINT', () => void stop('SIGINT'))
   process.on('SIGTERM', () => void stop('SIGTERM'))
   return -1
+}
+
+/** Start the attach socket unless `--no-attach`, and say where it is; a failure is reported and serving goes on without it. */
+async function offerAttach(values: { 'no-attach'?: boolean; 'attach-dir'?: string }): Promise<AttachServer | null> {
+  if (values['no-attach'] === true) return null
+  try {
+    const server = await startAttachServer(values['attach-dir'] ?? defaultAttachDir())
+    process.stderr.write(`hands: background shells can be attached to with \`hands attach ID\` (socket ${server.path}; --no-attach offers none)\n`)
+    return server
+  } catch (e) {
+    process.stderr.write(`hands: not offering attach: ${(e as Error).message}\n`)
+    return null
+  }
 }
 
 async function call(argv: string[]): Promise<number> {
@@ -159,7 +188,7 @@ function help(text: string): number {
 // Loaded on demand: the contract diff is not needed to serve or call tools.
 const contract = async (argv: string[]) => (await import('./contract.ts')).contract(argv)
 
-const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, contract }
+const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, contract, attach }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv

@@ -1,5 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js'
+import type { AttachServer } from '../attach/server.ts'
 import { shareLoginEnvironment, type SurfaceOptions } from '../session.ts'
 import { LineLimit } from './line-limit.ts'
 import { createMcpServer } from './server.ts'
@@ -12,10 +13,12 @@ const INVALID_REQUEST = -32600
  * Serve one session over stdio. stdout carries protocol only; logs go to stderr. The login
  * environment is captured at start, in the background. A message over 10 MiB is dropped as it
  * arrives and answered with an Invalid Request error; the session goes on. On stdin close,
- * SIGINT or SIGTERM every shell is stopped and the process exits 0.
+ * SIGINT or SIGTERM every shell is stopped and the process exits 0. With `attach`, the session's
+ * shells can be attached to (`hands attach`).
  */
-export async function serveStdio(options: SurfaceOptions = {}): Promise<void> {
+export async function serveStdio(options: SurfaceOptions = {}, attach: AttachServer | null = null): Promise<void> {
   const hands = createMcpServer(shareLoginEnvironment(options))
+  attach?.add('1', hands.session)
   // Whole lines only reach the SDK's reader, none over the limit, so its own size check (which
   // would close the transport and stop every shell) never fires.
   const input = process.stdin.pipe(
@@ -31,6 +34,7 @@ export async function serveStdio(options: SurfaceOptions = {}): Promise<void> {
     if (exiting) return
     exiting = true
     process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
+    await attach?.close()
     await hands.close(why).catch((e: unknown) => process.stderr.write(`hands: close failed: ${String(e)}\n`))
     process.exit(0)
   }
