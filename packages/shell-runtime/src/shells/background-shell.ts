@@ -1,5 +1,4 @@
 import { readSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { IPty } from 'node-pty'
 import { LineRing } from '../output/line-ring.ts'
 import { ScreenLines } from '../output/screen-lines.ts'
@@ -7,9 +6,7 @@ import { Spool } from '../output/spool.ts'
 import { endingOf } from '../process/signals.ts'
 import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, type StopReport } from '../tree/stop-tree.ts'
-
-const require = createRequire(import.meta.url)
-const pty = require('node-pty') as typeof import('node-pty')
+import { loadPty } from './load-pty.ts'
 
 /** `running` until the script's shell ended and its terminal was read to the end; `stopped` after shell_stop. */
 export type ShellStatus = 'running' | 'exited' | 'stopped'
@@ -70,7 +67,7 @@ export class BackgroundShell {
     this.#ring = new LineRing(spec.ringLines)
     this.#lines = new ScreenLines(this.#ring)
     this.#log = new Spool(spec.logPath)
-    this.#pty = pty.spawn(spec.bash, ['-c', spec.commands.join('\n')], {
+    this.#pty = loadPty().spawn(spec.bash, ['-c', spec.commands.join('\n')], {
       name: 'xterm-256color',
       cols: spec.cols,
       rows: spec.rows,

@@ -6,6 +6,7 @@ import { refuse } from '../errors.ts'
 import type { Session } from '../runtime/session.ts'
 import { BackgroundShell } from '../shells/background-shell.ts'
 import { freeId, programName } from '../shells/derive-id.ts'
+import { loadPty } from '../shells/load-pty.ts'
 
 function sameScript(shell: BackgroundShell, commands: readonly string[], cwd: string): boolean {
   return shell.cwd === cwd && shell.commands.length === commands.length && shell.commands.every((c, i) => c === commands[i])
@@ -27,6 +28,8 @@ function describe(shell: BackgroundShell, note: string | null, isAlreadyRunning:
 export async function shellBackgroundTool(session: Session, raw: ShellBackgroundInput): Promise<ShellBackgroundResult> {
   session.assertOpen()
   const input = assertInput(shellBackground, raw)
+  // Without node-pty nothing can start: refuse (pty_unavailable) before touching anything.
+  loadPty()
   const { options, shells } = session
   const cwd = await resolveCwd(options.roots, input.cwd, options.gates, shellBackground.name)
   const login = await session.loginEnv()

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 /**
- * `hands serve | call | tools` — run from the repo root as `pnpm hands ...` (no build step).
- * stdout carries results (or MCP protocol for `serve`); diagnostics go to stderr.
+ * `hands serve | call | tools` — the installed bin, or `pnpm hands ...` from the repo root (no
+ * build step). stdout carries results (or MCP protocol for `serve`); diagnostics go to stderr.
+ * The MCP server modules load only for `serve` (stdio or HTTP, whichever is asked for); the
+ * tokenizer loads on the first token count.
  */
-import { TOKEN_ENCODING, toolCost, toApiTools, API_FORMATS, type ApiFormat } from '../adapters/index.ts'
-import { serveHttp, parseListen } from '../mcp/http.ts'
-import { serveStdio } from '../mcp/stdio.ts'
-import { createSurface, enabledTools } from '../session.ts'
-import { TOOLS } from '@hands/contracts'
+import { API_FORMATS, TOKEN_ENCODING, toApiTools, toolCost, type ApiFormat } from '../adapters/index.ts'
+import { createSurface, enabledTools, type SurfaceOptions } from '../session.ts'
+import { SHELL_BACKGROUND, TOOLS } from '@hands/contracts'
+import { PTY_FIX, ptyProblem } from '@hands/shell-runtime'
 import { SESSION_HELP, UsageError, parse, sessionOptions } from './args.ts'
 
 const MAIN_HELP = `usage: hands <command> [options]
@@ -48,12 +49,16 @@ async function serve(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
   if (values.http === undefined) {
+    const { serveStdio } = await import('../mcp/stdio.ts')
     await serveStdio(options)
+    warnWithoutPty(options)
     return -1
   }
+  const { serveHttp, parseListen } = await import('../mcp/http.ts')
   const listen = parseListen(values.http)
   const running = await serveHttp({ ...listen, allowRemote: values['allow-remote'] === true }, options)
   process.stderr.write(`hands: serving MCP over Streamable HTTP at ${running.url}\n`)
+  warnWithoutPty(options)
   const stop = async (why: string) => {
     process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
     await running.close()
@@ -62,6 +67,13 @@ async function serve(argv: string[]): Promise<number> {
   process.on('SIGINT', () => void stop('SIGINT'))
   process.on('SIGTERM', () => void stop('SIGTERM'))
   return -1
+}
+
+/** Say once, on stderr, why background shells cannot start here and how to fix it. */
+function warnWithoutPty(options: SurfaceOptions): void {
+  if (options.toggles?.shell === false) return
+  const problem = ptyProblem()
+  if (problem !== null) process.stderr.write(`hands: background shells are unavailable (${SHELL_BACKGROUND} returns pty_unavailable): ${problem}. To fix: ${PTY_FIX}.\n`)
 }
 
 async function call(argv: string[]): Promise<number> {
