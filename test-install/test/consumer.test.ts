@@ -78,13 +78,22 @@ afterAll(async () => {
 
 type Outcome = { ok: boolean; result?: Record<string, unknown>; error?: Record<string, unknown> }
 
+/** The first command's stdout of a shell_run outcome. */
+const firstStdout = (o: Outcome) => (o.result?.['commands'] as Array<{ stdout: string }> | undefined)?.[0]?.stdout
+
 async function useSurface(): Promise<{ run: Outcome; exists: Outcome; background: Outcome }> {
   const { stdout } = await run(process.execPath, ['use-surface.mjs', root], { cwd: project })
   return JSON.parse(stdout)
 }
 
 async function serve() {
-  const transport = new StdioClientTransport({ command: 'npx', args: ['--no', 'hands', 'serve', '--root', root], cwd: project, env: consumerEnv() as Record<string, string>, stderr: 'pipe' })
+  const transport = new StdioClientTransport({
+    command: 'npx',
+    args: ['--no', 'hands', 'serve', '--root', root],
+    cwd: project,
+    env: consumerEnv() as Record<string, string>,
+    stderr: 'pipe',
+  })
   let stderr = ''
   transport.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString()
@@ -111,8 +120,13 @@ describe('a project outside the workspace that installed @hands/surface from a r
   it('imports createSurface on plain node, runs shell_run and file_exists, starts a background shell and closes', async () => {
     const r = await useSurface()
     expect(r.run.ok).toBe(true)
-    expect((r.run.result?.['commands'] as Array<{ stdout: string }>)[0]?.stdout).toBe('hi\n')
-    expect(r.exists.result).toEqual({ paths: [{ path: 'marker.txt', is_exists: true }, { path: 'missing.txt', is_exists: false }] })
+    expect(firstStdout(r.run)).toBe('hi\n')
+    expect(r.exists.result).toEqual({
+      paths: [
+        { path: 'marker.txt', is_exists: true },
+        { path: 'missing.txt', is_exists: false },
+      ],
+    })
     expect(r.background).toMatchObject({ ok: true, result: { status: 'running' } })
     expect(await noneLeft(root)).toEqual([])
   })
@@ -120,7 +134,18 @@ describe('a project outside the workspace that installed @hands/surface from a r
   it('npx hands tools lists the ten tools', async () => {
     const { stdout } = await run('npx', ['--no', 'hands', 'tools'], { cwd: project })
     const lines = stdout.trim().split('\n')
-    expect(lines.slice(0, -1).map((l) => l.split(/\s+/)[0])).toEqual(['shell_run', 'shell_background', 'shell_logs', 'shell_type', 'shell_stop', 'copy', 'move', 'delete', 'create_directory', 'file_exists'])
+    expect(lines.slice(0, -1).map((l) => l.split(/\s+/)[0])).toEqual([
+      'shell_run',
+      'shell_background',
+      'shell_logs',
+      'shell_type',
+      'shell_stop',
+      'copy',
+      'move',
+      'delete',
+      'create_directory',
+      'file_exists',
+    ])
     expect(lines.at(-1)).toMatch(/^total\s+\d+\s+10 of 10 tools/)
   })
 
@@ -150,7 +175,7 @@ describe('a project outside the workspace that installed @hands/surface from a r
 
     it('still imports, shell_run and file_exists work, and shell_background returns pty_unavailable', async () => {
       const r = await useSurface()
-      expect((r.run.result?.['commands'] as Array<{ stdout: string }>)[0]?.stdout).toBe('hi\n')
+      expect(firstStdout(r.run)).toBe('hi\n')
       expect(r.exists.ok).toBe(true)
       expect(r.background).toMatchObject({ ok: false, error: { tool: 'shell_background', code: 'pty_unavailable', is_preflight: true } })
       expect(String(r.background.error?.['message'])).toContain('node-pty could not be loaded')

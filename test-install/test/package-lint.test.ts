@@ -17,7 +17,18 @@ describe.each(PUBLISHED)('the packed @hands/%s', (name) => {
 
   it('holds dist, src, README and LICENSE, and no tests or configs', () => {
     const files = tarballFiles(tarball)
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'dist/index.d.ts.map', 'src/index.ts']))
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'LICENSE',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/index.js.map',
+        'dist/index.d.ts.map',
+        'src/index.ts',
+      ]),
+    )
     const stray = files.filter((f) => !/^(dist|src)\//.test(f) && !['package.json', 'README.md', 'LICENSE'].includes(f))
     expect(stray).toEqual([])
   })
@@ -36,7 +47,11 @@ describe.each(PUBLISHED)('the packed @hands/%s', (name) => {
   it('passes publint with no message at all', async () => {
     const { readFile } = await import('node:fs/promises')
     const data = await readFile(tarball)
-    const { messages, pkg } = await publint({ pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer }, level: 'suggestion', strict: true })
+    const { messages, pkg } = await publint({
+      pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer },
+      level: 'suggestion',
+      strict: true,
+    })
     expect(messages.map((m) => formatMessage(m, pkg) ?? m.code)).toEqual([])
   })
 

@@ -41,7 +41,6 @@ async function timed(work: () => unknown): Promise<number> {
   return performance.now() - t0
 }
 
-
 /** Copy and delete a tree of small files under `dir`, alternating with cp -r and rm -rf. */
 async function treeRows(dir: string, fs: ReturnType<typeof createFsRuntime>, tag: string): Promise<void> {
   // On tmpfs there is no disk to wait on: the ratio shows the bare per-call overhead.
@@ -159,7 +158,9 @@ try {
     console.log(`| ${row.what} | ${row.ours.toFixed(1)} | ${row.system.toFixed(1)} | ${ratio.toFixed(2)}x | ${row.target}${verdict} |`)
   }
   const rate = median(rates)
-  console.log(`| file_exists on ${EXISTS_PATHS} paths | ${(EXISTS_PATHS / rate * 1000).toFixed(1)} | — | ${Math.round(rate).toLocaleString('en-US')} paths/s | >= 50,000 paths/s${rate >= 50_000 ? '' : ' (missed)'} |`)
+  console.log(
+    `| file_exists on ${EXISTS_PATHS} paths | ${((EXISTS_PATHS / rate) * 1000).toFixed(1)} | — | ${Math.round(rate).toLocaleString('en-US')} paths/s | >= 50,000 paths/s${rate >= 50_000 ? '' : ' (missed)'} |`,
+  )
 } finally {
   rmSync(base, { recursive: true, force: true })
 }

@@ -38,7 +38,10 @@ export function typeText(schema: Json): string {
       const item = schema['items'] as Json
       const inner = typeText(item).replace(/ \(non-empty\)$/, '')
       const base = item['type'] === 'object' ? 'object[]' : /[ |]/.test(inner) ? `(${inner})[]` : `${inner}[]`
-      const notes = [item['minLength'] === 1 ? 'non-empty items' : '', typeof schema['minItems'] === 'number' ? `≥ ${schema['minItems']} item${schema['minItems'] === 1 ? '' : 's'}` : ''].filter(Boolean)
+      const notes = [
+        item['minLength'] === 1 ? 'non-empty items' : '',
+        typeof schema['minItems'] === 'number' ? `≥ ${schema['minItems']} item${schema['minItems'] === 1 ? '' : 's'}` : '',
+      ].filter(Boolean)
       return notes.length ? `${base} (${notes.join(', ')})` : base
     }
     case 'object':

@@ -1,11 +1,4 @@
-import {
-  ERROR_CODES,
-  ERROR_CODE_LIST,
-  ErrorEnvelope,
-  renderPrompt,
-  type PromptProse,
-  type ToolDescriptor,
-} from '@hands/contracts'
+import { ERROR_CODES, ERROR_CODE_LIST, ErrorEnvelope, renderPrompt, type PromptProse, type ToolDescriptor } from '@hands/contracts'
 import { SOURCE_LINE } from './render/header.ts'
 import { plain, type Json } from './schema.ts'
 

@@ -20,11 +20,7 @@ describe('effect', () => {
   })
 
   it('reports only the execute tools as reaching an open world', () => {
-    expect(CONTRACTS.filter((c) => annotationsFor(c.effect).openWorldHint).map((c) => c.name)).toEqual([
-      'shell_run',
-      'shell_background',
-      'shell_type',
-    ])
+    expect(CONTRACTS.filter((c) => annotationsFor(c.effect).openWorldHint).map((c) => c.name)).toEqual(['shell_run', 'shell_background', 'shell_type'])
   })
 
   it('hands out copies, so a host cannot change the derivation for everyone', () => {

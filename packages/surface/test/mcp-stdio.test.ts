@@ -169,7 +169,9 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
 
     structured(await c.client.callTool({ name: 'shell_background', arguments: { commands: ['echo done'], id: 'quick' } }))
     expect(
-      await eventually(async () => structured<{ status: string }>(await c.client.callTool({ name: 'shell_logs', arguments: { id: 'quick' } })).status === 'exited'),
+      await eventually(
+        async () => structured<{ status: string }>(await c.client.callTool({ name: 'shell_logs', arguments: { id: 'quick' } })).status === 'exited',
+      ),
     ).toBe(true)
     expect(envelope(await c.client.callTool({ name: 'shell_type', arguments: { id: 'quick', text: 'x' } }))).toMatchObject({ code: 'not_running' })
     await closeAndProveGone(c)

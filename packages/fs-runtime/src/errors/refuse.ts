@@ -171,8 +171,5 @@ export function notCopyable(n: Named, what: string): ToolError {
 
 /** src and dest name the same thing. */
 export function samePath(src: Named, dest: Named, real: string): ToolError {
-  return invalidInput(
-    `${named(src)} and ${named(dest)} are the same path (${real}).`,
-    'Choose a dest that differs from src.',
-  )
+  return invalidInput(`${named(src)} and ${named(dest)} are the same path (${real}).`, 'Choose a dest that differs from src.')
 }

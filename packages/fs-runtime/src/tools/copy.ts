@@ -3,16 +3,7 @@ import { assertInput, copy as contract, COPY, ToolError, type CopyInput, type Co
 import { requireLinkInside } from '../confine/link.ts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
-import {
-  destinationExists,
-  intoItself,
-  ioError,
-  named,
-  notADirectory,
-  notCopyable,
-  notFound,
-  samePath,
-} from '../errors/refuse.ts'
+import { destinationExists, intoItself, ioError, named, notADirectory, notCopyable, notFound, samePath } from '../errors/refuse.ts'
 import { openChild, openDestParent, pinDir, removeCreatedDirs, type DirHandle } from '../handle/dir.ts'
 import { copyEntries, copyFileBetween, copyLinkTo, type CopyRun } from '../tree/copy.ts'
 import { firstOther, linksOf, listTree, type TreeEntry } from '../tree/list.ts'
@@ -94,7 +85,9 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
   try {
     await gateWrite(ctx, dest, 'write', COPY)
     if (src.kind === 'dir' && isWithin(src.r.real, dest.real)) {
-      throw intoItself(`${named(dest)} (${dest.real}) is ${dest.real === src.r.real ? '' : 'inside '}${named(src.r)} (${src.r.real}); a directory cannot be copied into itself.`)
+      throw intoItself(
+        `${named(dest)} (${dest.real}) is ${dest.real === src.r.real ? '' : 'inside '}${named(src.r)} (${src.r.real}); a directory cannot be copied into itself.`,
+      )
     }
     if (dest.real === src.r.real) throw samePath(src.r, dest, dest.real)
     if (dest.stats !== null) {

@@ -2,17 +2,7 @@ import { errno, link, lstat, mkdir, readlink, rename, rmdir, unlink } from '../u
 import { assertInput, move as contract, MOVE, ToolError, type MoveInput, type MoveResult } from '@hands/contracts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
-import {
-  changedUnderfoot,
-  destinationExists,
-  intoItself,
-  ioError,
-  named,
-  notADirectory,
-  notCopyable,
-  notFound,
-  samePath,
-} from '../errors/refuse.ts'
+import { changedUnderfoot, destinationExists, intoItself, ioError, named, notADirectory, notCopyable, notFound, samePath } from '../errors/refuse.ts'
 import { openChild, openDestParent, pinDir, removeCreatedDirs, type DirHandle } from '../handle/dir.ts'
 import { copyEntries, copyFileBetween, copyLinkTo } from '../tree/copy.ts'
 import { firstOther, listTree } from '../tree/list.ts'
@@ -154,7 +144,9 @@ export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResu
   const dest = await resolvePath(ctx.roots, destGiven, { final: 'nofollow', label: 'dest' })
   await gateWrite(ctx, dest, 'write', MOVE)
   if (kind === 'dir' && isWithin(src.real, dest.real)) {
-    throw intoItself(`${named(dest)} (${dest.real}) is ${dest.real === src.real ? '' : 'inside '}${named(src)} (${src.real}); a directory cannot be moved into itself.`)
+    throw intoItself(
+      `${named(dest)} (${dest.real}) is ${dest.real === src.real ? '' : 'inside '}${named(src)} (${src.real}); a directory cannot be moved into itself.`,
+    )
   }
   if (dest.real === src.real) throw samePath(src, dest, dest.real)
   if (dest.stats !== null) {

@@ -7,12 +7,7 @@ import { refuse } from '../errors.ts'
  * root) confined to the roots and the host's gates by fs-runtime, then checked to be an existing
  * directory.
  */
-export async function resolveCwd(
-  roots: readonly string[],
-  cwd: string | undefined,
-  gates: readonly PathGate[] | undefined,
-  tool: string,
-): Promise<string> {
+export async function resolveCwd(roots: readonly string[], cwd: string | undefined, gates: readonly PathGate[] | undefined, tool: string): Promise<string> {
   const given = cwd ?? (roots[0] as string)
   const real = await resolveInside(roots, given, { gates: gates ?? [], access: 'cwd', tool, label: 'cwd' })
   let isDir: boolean

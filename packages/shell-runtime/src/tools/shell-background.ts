@@ -72,7 +72,11 @@ export async function shellBackgroundTool(session: Session, raw: ShellBackground
   } catch (err) {
     tree.dispose()
     if (replaced !== undefined) shells.set(id, replaced)
-    throw refuse('spawn_failed', `Could not start the shell: ${(err as Error).message}.`, 'The system is short of processes, terminals or memory; retry when it has settled.')
+    throw refuse(
+      'spawn_failed',
+      `Could not start the shell: ${(err as Error).message}.`,
+      'The system is short of processes, terminals or memory; retry when it has settled.',
+    )
   }
   shells.set(id, shell)
   shell.onEnd(() => session.changed())

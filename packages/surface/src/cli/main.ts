@@ -73,14 +73,16 @@ async function serve(argv: string[]): Promise<number> {
 function warnWithoutPty(options: SurfaceOptions): void {
   if (options.toggles?.shell === false) return
   const problem = ptyProblem()
-  if (problem !== null) process.stderr.write(`hands: background shells are unavailable (${SHELL_BACKGROUND} returns pty_unavailable): ${problem}. To fix: ${PTY_FIX}.\n`)
+  if (problem !== null)
+    process.stderr.write(`hands: background shells are unavailable (${SHELL_BACKGROUND} returns pty_unavailable): ${problem}. To fix: ${PTY_FIX}.\n`)
 }
 
 async function call(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, {})
   if (values.help) return help(CALL_HELP)
   const [tool, json, ...rest] = positionals
-  if (tool === undefined || json === undefined || rest.length > 0) throw new UsageError('call takes exactly TOOL and JSON, e.g. hands call file_exists \'{"paths":["."]}\'')
+  if (tool === undefined || json === undefined || rest.length > 0)
+    throw new UsageError('call takes exactly TOOL and JSON, e.g. hands call file_exists \'{"paths":["."]}\'')
   let input: unknown
   try {
     input = JSON.parse(json)

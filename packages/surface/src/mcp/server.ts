@@ -30,10 +30,7 @@ export interface HandsMcpServer {
  * envelope under `_meta["hands/error"]`. Background shells are resources.
  */
 export function createMcpServer(options: SurfaceOptions = {}): HandsMcpServer {
-  const server = new Server(
-    { name: SERVER_NAME, version: SERVER_VERSION },
-    { capabilities: { tools: {}, resources: { listChanged: true } } },
-  )
+  const server = new Server({ name: SERVER_NAME, version: SERVER_VERSION }, { capabilities: { tools: {}, resources: { listChanged: true } } })
 
   // Destructive calls ask the client's user when the client can be asked; otherwise the
   // host's own hook (if any) decides, and the destructiveHint annotation lets the client ask.
