@@ -22,7 +22,6 @@ function call<T>(start: (done: Done<T>) => void): Promise<T> {
 }
 
 export const lstat = (path: string): Promise<Stats> => call<Stats>((d) => fs.lstat(path, d))
-export const fstat = (fd: number): Promise<Stats> => call<Stats>((d) => fs.fstat(fd, d))
 export const realpath = (path: string): Promise<string> => call<string>((d) => fs.realpath.native(path, d))
 export const readlink = (path: string): Promise<string> => call<string>((d) => fs.readlink(path, d))
 export const readdirTyped = (path: string): Promise<Dirent[]> => call<Dirent[]>((d) => fs.readdir(path, { withFileTypes: true }, d))
