@@ -15,6 +15,7 @@ const work = realpathSync(mkdtempSync(join(tmpdir(), 'hands-consumer-')))
 const project = join(work, 'project')
 const root = join(work, 'root')
 let registry: Registry
+const versionOf = (name: string) => (JSON.parse(readFileSync(join(REPO, 'packages', name, 'package.json'), 'utf8')) as { version: string }).version
 
 /** Live processes whose command line or working directory is under `dir`. */
 function processesUnder(dir: string): string[] {
@@ -112,7 +113,7 @@ describe('a project outside the workspace that installed @hands/surface from a r
     const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string; version?: string }> }
     for (const name of PUBLISHED) {
       const entry = lock.packages[`node_modules/@hands/${name}`]
-      expect(entry?.version).toBe('0.1.0')
+      expect(entry?.version).toBe(versionOf(name))
       expect(entry?.resolved ?? '').toContain(registry.url)
     }
   })
@@ -151,7 +152,7 @@ describe('a project outside the workspace that installed @hands/surface from a r
 
   it('npx hands serve answers initialize and tools/call over stdio, and exits when stdin closes', async () => {
     const { client, stderr } = await serve()
-    expect(client.getServerVersion()).toMatchObject({ name: 'hands', version: '0.1.0' })
+    expect(client.getServerVersion()).toMatchObject({ name: 'hands', version: versionOf('surface') })
     const exists = await client.callTool({ name: 'file_exists', arguments: { paths: ['marker.txt'] } })
     expect(exists.structuredContent).toEqual({ paths: [{ path: 'marker.txt', is_exists: true }] })
     const ran = await client.callTool({ name: 'shell_run', arguments: { commands: ['echo hi'] } })

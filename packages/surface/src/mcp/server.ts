@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
@@ -12,7 +13,8 @@ import { renderError, renderResult } from '../render/text.ts'
 import { createSurface, type Session, type SurfaceOptions } from '../session.ts'
 
 export const SERVER_NAME = 'hands'
-export const SERVER_VERSION = '0.1.0'
+/** This package's version, read from its package.json (two levels up from both src/mcp and dist/mcp). */
+export const SERVER_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version
 export const SHELLS_URI = 'hands://shells'
 const shellUri = (id: string) => `${SHELLS_URI}/${encodeURIComponent(id)}`
 
