@@ -2,8 +2,9 @@
  * `pnpm bench startup`: the built `hands serve` on plain node, from spawn to the `initialize`
  * response, side by side with a minimal server on the same MCP SDK that only answers
  * `initialize` (the floor any SDK server pays), interleaved in one run. Also the cold
- * `import('@hands/surface')` against a cold import of the SDK's server module, and the idle RSS
- * of both servers. Needs `pnpm build` (the root `bench` script runs it first).
+ * `import('@hands/surface')` against a cold import of the SDK's server module, the time to the
+ * first `tools/list` answer (hands loads its tools after the handshake), and the idle RSS of both
+ * servers. Needs `pnpm build` (the root `bench` script runs it first).
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -29,20 +30,27 @@ const INITIALIZE = `${JSON.stringify({
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0.0.0' } },
 })}\n`
+// What a client sends next: the initialized notification, then its first request.
+const THEN_LIST = `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`
 
 function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return m ? Number(m[1]) / 1024 : Number.NaN
 }
 
-/** Spawn a server, send `initialize` at once, time the response; then its RSS once idle, then close stdin and wait for exit. */
-function startOnce(args: string[], cwd: string): Promise<{ ms: number; rss: number }> {
+/**
+ * Spawn a server, send `initialize` at once and time its response; then send `initialized` +
+ * `tools/list` and time that response (the minimal server answers it with an error: a round
+ * trip all the same); then its RSS once idle; then close stdin and wait for exit.
+ */
+function startOnce(args: string[], cwd: string): Promise<{ ms: number; listMs: number; rss: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const child = spawn(process.execPath, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: process.env })
     let out = ''
     let err = ''
     let ms = -1
+    let listMs = -1
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error(`no initialize response in 30 s from ${args.join(' ')}: ${err}`))
@@ -52,15 +60,19 @@ function startOnce(args: string[], cwd: string): Promise<{ ms: number; rss: numb
     })
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString()
-      if (ms >= 0 || !out.includes('"id":1')) return
-      ms = performance.now() - started
+      if (ms < 0 && out.includes('"id":1')) {
+        ms = performance.now() - started
+        child.stdin.write(THEN_LIST)
+      }
+      if (ms < 0 || listMs >= 0 || !out.includes('"id":2')) return
+      listMs = performance.now() - started
       // Idle: let the event loop settle before reading RSS.
       setTimeout(() => {
         const rss = rssMiB(child.pid as number)
         child.stdin.end()
         child.once('exit', () => {
           clearTimeout(timer)
-          resolve({ ms, rss })
+          resolve({ ms, listMs, rss })
         })
       }, 300)
     })
@@ -97,6 +109,8 @@ const root = mkdtempSync(join(tmpdir(), 'hands-bench-startup-'))
 try {
   const floor: number[] = []
   const hands: number[] = []
+  const floorList: number[] = []
+  const handsList: number[] = []
   const floorRss: number[] = []
   const handsRss: number[] = []
   // One warm-up of each (disk cache), then interleaved rounds.
@@ -105,9 +119,11 @@ try {
   for (let i = 0; i < ROUNDS; i++) {
     const a = await startOnce([minimal], here)
     floor.push(a.ms)
+    floorList.push(a.listMs)
     floorRss.push(a.rss)
     const b = await startOnce([bin, 'serve', '--root', root], root)
     hands.push(b.ms)
+    handsList.push(b.listMs)
     handsRss.push(b.rss)
   }
   console.log(`node ${process.version}, ${ROUNDS} interleaved rounds, min – median – max\n`)
@@ -115,8 +131,11 @@ try {
   report('hands serve (dist, plain node): spawn → initialize', mmm(hands, 'ms'))
   const ratio = median(hands) / median(floor)
   report('  ratio hands / minimal (medians)', `${ratio.toFixed(2)}x`, `${ratio <= TARGET ? 'ok' : 'MISSED'} (target ≤ ${TARGET}x)`)
+  report('minimal SDK server: spawn → tools/list answered', mmm(floorList, 'ms'))
+  report('hands serve: spawn → tools/list answered', mmm(handsList, 'ms'))
+  report('  ratio hands / minimal (medians)', `${(median(handsList) / median(floorList)).toFixed(2)}x`, '(the tools load after initialize)')
   report('minimal SDK server: idle RSS', mmm(floorRss, 'MiB'))
-  report('hands serve: idle RSS', mmm(handsRss, 'MiB'))
+  report('hands serve: idle RSS, tools loaded', mmm(handsRss, 'MiB'))
 
   const sdkImport: number[] = []
   const surfaceImport: number[] = []

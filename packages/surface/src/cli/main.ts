@@ -2,13 +2,13 @@
 /**
  * `hands serve | call | tools` — the installed bin, or `pnpm hands ...` from the repo root (no
  * build step). stdout carries results (or MCP protocol for `serve`); diagnostics go to stderr.
- * The MCP server modules load only for `serve` (stdio or HTTP, whichever is asked for); the
- * tokenizer loads on the first token count.
+ * Each command loads what it uses: `serve` over stdio answers `initialize` on the MCP SDK alone
+ * and loads the tools after; the tokenizer loads on the first token count.
  */
-import { API_FORMATS, TOKEN_ENCODING, toApiTools, toolCost, type ApiFormat } from '../adapters/index.ts'
-import { createSurface, enabledTools, type SurfaceOptions } from '../session.ts'
-import { SHELL_BACKGROUND, TOOLS } from '@hands/contracts'
-import { PTY_FIX, ptyProblem } from '@hands/shell-runtime'
+import { statSync } from 'node:fs'
+import { API_FORMATS, type ApiFormat } from '../adapters/api-tools.ts'
+import { TOKEN_ENCODING } from '../adapters/token-cost.ts'
+import type { SurfaceOptions } from '../session.ts'
 import { SESSION_HELP, UsageError, parse, sessionOptions } from './args.ts'
 
 const MAIN_HELP = `usage: hands <command> [options]
@@ -48,17 +48,21 @@ async function serve(argv: string[]): Promise<number> {
   if (values.help) return help(SERVE_HELP)
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
+  // The stdio server loads its session after the handshake: refuse a bad root before that.
+  for (const root of options.roots ?? []) {
+    if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--root ${root} is not a directory`)
+  }
   if (values.http === undefined) {
     const { serveStdio } = await import('../mcp/stdio.ts')
     await serveStdio(options)
-    warnWithoutPty(options)
+    await warnWithoutPty(options)
     return -1
   }
   const { serveHttp, parseListen } = await import('../mcp/http.ts')
   const listen = parseListen(values.http)
   const running = await serveHttp({ ...listen, allowRemote: values['allow-remote'] === true }, options)
   process.stderr.write(`hands: serving MCP over Streamable HTTP at ${running.url}\n`)
-  warnWithoutPty(options)
+  await warnWithoutPty(options)
   const stop = async (why: string) => {
     process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
     await running.close()
@@ -70,8 +74,9 @@ async function serve(argv: string[]): Promise<number> {
 }
 
 /** Say once, on stderr, why background shells cannot start here and how to fix it. */
-function warnWithoutPty(options: SurfaceOptions): void {
+async function warnWithoutPty(options: SurfaceOptions): Promise<void> {
   if (options.toggles?.shell === false) return
+  const [{ SHELL_BACKGROUND }, { PTY_FIX, ptyProblem }] = await Promise.all([import('@hands/contracts'), import('@hands/shell-runtime')])
   const problem = ptyProblem()
   if (problem !== null)
     process.stderr.write(`hands: background shells are unavailable (${SHELL_BACKGROUND} returns pty_unavailable): ${problem}. To fix: ${PTY_FIX}.\n`)
@@ -89,6 +94,7 @@ async function call(argv: string[]): Promise<number> {
   } catch (e) {
     throw new UsageError(`JSON is not valid: ${(e as Error).message}`)
   }
+  const { createSurface } = await import('../session.ts')
   const session = createSurface(sessionOptions(values))
   try {
     const outcome = await session.call(tool, input)
@@ -99,11 +105,16 @@ async function call(argv: string[]): Promise<number> {
   }
 }
 
-function tools(argv: string[]): number {
+async function tools(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { format: { type: 'string' } })
   if (values.help) return help(TOOLS_HELP)
   if (positionals.length > 0) throw new UsageError(`tools takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
+  const [{ enabledTools }, { toApiTools, toolCost }, { TOOLS }] = await Promise.all([
+    import('../session.ts'),
+    import('../adapters/index.ts'),
+    import('@hands/contracts'),
+  ])
   const enabled = enabledTools(options)
   const format = values.format ?? 'text'
   if (format !== 'text') {

@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
   ListResourcesRequestSchema,
@@ -11,10 +10,8 @@ import { toApiTools } from '../adapters/api-tools.ts'
 import type { ConfirmHook } from '../hooks.ts'
 import { renderError, renderResult } from '../render/text.ts'
 import { createSurface, type Session, type SurfaceOptions } from '../session.ts'
+import { newMcpServer } from './sdk-server.ts'
 
-export const SERVER_NAME = 'hands'
-/** This package's version, read from its package.json (two levels up from both src/mcp and dist/mcp). */
-export const SERVER_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version
 export const SHELLS_URI = 'hands://shells'
 const shellUri = (id: string) => `${SHELLS_URI}/${encodeURIComponent(id)}`
 
@@ -32,8 +29,11 @@ export interface HandsMcpServer {
  * envelope under `_meta["hands/error"]`. Background shells are resources.
  */
 export function createMcpServer(options: SurfaceOptions = {}): HandsMcpServer {
-  const server = new Server({ name: SERVER_NAME, version: SERVER_VERSION }, { capabilities: { tools: {}, resources: { listChanged: true } } })
+  return attachSession(newMcpServer(), options)
+}
 
+/** Open a session on `server` (from `newMcpServer`, connected or not) and register its handlers. */
+export function attachSession(server: Server, options: SurfaceOptions = {}): HandsMcpServer {
   // Destructive calls ask the client's user when the client can be asked; otherwise the
   // host's own hook (if any) decides, and the destructiveHint annotation lets the client ask.
   const viaElicitation: ConfirmHook = async (request) => {
