@@ -124,6 +124,10 @@ describe('a project outside the workspace that installed @hands/surface from a r
       expect(entry?.version).toBe(versionOf(name))
       expect(entry?.resolved ?? '').toContain(registry.url)
     }
+    // Everything else came from the registry the project normally uses.
+    for (const name of ['typebox', '@modelcontextprotocol/sdk', 'node-pty'])
+      expect(lock.packages[`node_modules/${name}`]?.resolved ?? '').not.toContain(registry.url)
+    expect(lock.packages['node_modules/node-pty']?.version).toBeDefined()
   })
 
   it('imports createSurface on plain node, runs shell_run and file_exists, starts a background shell and closes', async () => {
