@@ -125,8 +125,11 @@ describe('a project outside the workspace that installed @hands/surface from a r
       expect(entry?.resolved ?? '').toContain(registry.url)
     }
     // Everything else came from the registry the project normally uses.
-    for (const name of ['typebox', '@modelcontextprotocol/sdk', 'node-pty'])
-      expect(lock.packages[`node_modules/${name}`]?.resolved ?? '').not.toContain(registry.url)
+    for (const name of ['typebox', '@modelcontextprotocol/sdk', 'node-pty']) {
+      const resolved = lock.packages[`node_modules/${name}`]?.resolved ?? ''
+      expect(resolved).toMatch(/^https:\/\//)
+      expect(resolved).not.toContain(registry.url)
+    }
     expect(lock.packages['node_modules/node-pty']?.version).toBeDefined()
   })
 
