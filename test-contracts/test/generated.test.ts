@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -28,60 +28,90 @@ describe('generated/', () => {
     }
   })
 
-  it('lists the ten tools in surface.json in the shape other tooling reads', () => {
-    const surface = JSON.parse(readFileSync(join(REPO, 'generated', 'surface.json'), 'utf8'))
-    expect(Object.keys(surface).filter((k) => k !== '$comment')).toEqual(['tools', 'errors'])
+  it('lists the ten tools in surface.json in the shape other tooling reads, and ships the same file in @hands/contracts', () => {
+    const text = readFileSync(join(REPO, 'generated', 'surface.json'), 'utf8')
+    const surface = JSON.parse(text)
+    expect(Object.keys(surface).filter((k) => k !== '$comment')).toEqual(['tools', 'errors', 'prompt'])
     expect(surface.tools).toHaveLength(10)
     for (const t of surface.tools) {
-      expect(Object.keys(t)).toEqual(['name', 'title', 'description', 'input_schema', 'result_schema', 'call', 'annotations', 'toggle'])
+      expect(Object.keys(t)).toEqual(['name', 'title', 'description', 'input_schema', 'result_schema', 'call', 'effect', 'annotations', 'toggle'])
       expect(t.toggle === 'shell' || t.toggle === null).toBe(true)
     }
     expect(surface.errors.codes.map((c: { code: string }) => c.code)).toContain('invalid_input')
+    expect(Object.keys(surface.prompt)).toEqual(['shell_on', 'shell_off'])
+    expect(surface.prompt.shell_off.executionLine).toBeNull()
+    expect(readFileSync(join(REPO, 'packages', 'contracts', 'surface.json'), 'utf8')).toBe(text)
   })
 })
 
 describe('pnpm gen --diff REF', () => {
-  it('reports description, property, result and token changes against an older commit, and nothing against the current one', () => {
+  // Six codegen runs: a generous bound on a loaded machine, not a timing.
+  it('reports every change since an older commit, gates with --exit-code, prints Markdown, and reports nothing against the current surface', {
+    timeout: 120_000,
+  }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'hands-gen-diff-'))
     try {
       const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' })
       git('init', '-q')
       git('config', 'user.email', 't@example.com')
       git('config', 'user.name', 't')
+      const current = readFileSync(join(REPO, 'generated', 'surface.json'), 'utf8')
+      // An old commit from before the surface shipped in packages/contracts: only generated/.
       cpSync(join(REPO, 'generated'), join(dir, 'generated'), { recursive: true })
-      const path = join(dir, 'generated', 'surface.json')
-      const current = readFileSync(path, 'utf8')
       const old = JSON.parse(current)
       const run = old.tools.find((t: { name: string }) => t.name === 'shell_run')
-      run.description = 'Run commands and wait for them.'
+      run.description = 'Run commands and report each.'
       delete run.input_schema.properties.cwd
       run.input_schema.properties.timeout = { type: 'integer' }
       delete run.result_schema.properties.timed_out
       old.tools = old.tools.filter((t: { name: string }) => t.name !== 'file_exists')
-      writeFileSync(path, JSON.stringify(old, null, 2))
+      writeFileSync(join(dir, 'generated', 'surface.json'), JSON.stringify(old, null, 2))
       git('add', '-A')
       git('commit', '-qm', 'old surface')
-      writeFileSync(path, current)
-      git('commit', '-qam', 'current surface')
+      // A later commit ships the surface, with one prompt line worded differently.
+      const shipped = JSON.parse(current)
+      shipped.prompt.shell_on.batchLine = shipped.prompt.shell_on.batchLine.replace('never', 'not')
+      mkdirSync(join(dir, 'packages', 'contracts'), { recursive: true })
+      writeFileSync(join(dir, 'packages', 'contracts', 'surface.json'), JSON.stringify(shipped, null, 2))
+      git('add', '-A')
+      git('commit', '-qm', 'shipped surface')
 
       const changed = gen(['--diff', 'HEAD~1'], dir)
+      expect(changed.stderr).toBe('')
       expect(changed.status).toBe(0)
-      const out = changed.stdout
-      expect(out).toContain('~ tool shell_run')
-      expect(out).toMatch(/description: .*\[-.*-\].*\{\+.*\+\}/)
-      expect(out).toContain('+ input cwd (string, optional)')
-      expect(out).toContain('- input timeout (integer, optional)')
-      expect(out).toContain('+ result timed_out: boolean')
-      expect(out).toMatch(/tokens: \d+ -> \d+ \([+-]\d+\)/)
-      expect(out).toContain('+ tool file_exists')
-      expect(out).toMatch(/total tokens: \d+ -> \d+/)
+      const lines = changed.stdout.split('\n').map((l) => l.trim())
+      expect(lines).toContain('hands contract: HEAD~1 → working tree')
+      expect(lines.some((l) => /^~ tool shell_run · tokens \d+ → \d+ \([+-]\d+\)$/.test(l))).toBe(true)
+      expect(lines.some((l) => /^~ description: .*\[-.*-\].*\{\+.*\+\}/.test(l))).toBe(true)
+      expect(lines.some((l) => l.startsWith('+ input cwd: {"type":"string"'))).toBe(true)
+      expect(lines).toContain('- input timeout: {"type":"integer"}')
+      expect(lines.some((l) => l.startsWith('+ result timed_out: {"type":"boolean"'))).toBe(true)
+      expect(lines.some((l) => /^\+ tool file_exists · tokens \d+$/.test(l))).toBe(true)
+      expect(lines.some((l) => /^tool tokens \d+ → \d+ \(\+\d+\)/.test(l))).toBe(true)
 
-      const same = gen(['--diff', 'HEAD'], dir)
-      expect(same.stdout.trim()).toBe('no surface change')
+      const gated = gen(['--diff', 'HEAD~1', '--exit-code', '--format', 'md'], dir)
+      expect(gated.status).toBe(1)
+      expect(gated.stdout).toContain('### hands contract diff')
+      expect(gated.stdout).toContain('| `file_exists` | added |')
+
+      // The shipped file is preferred over generated/: the prompt change shows, and gates.
+      const prose = gen(['--diff', 'HEAD', '--exit-code'], dir)
+      expect(prose.status).toBe(1)
+      expect(prose.stdout).toContain('~ prompt prose')
+      expect(prose.stdout).toMatch(/~ shell on: batchLine: .*\[-not-\]\{\+never\+\} one call per file/)
+
+      writeFileSync(join(dir, 'packages', 'contracts', 'surface.json'), current)
+      git('commit', '-qam', 'current surface')
+      const same = gen(['--diff', 'HEAD', '--exit-code'], dir)
+      expect(same.status).toBe(0)
+      expect(same.stdout).toContain('no surface change')
 
       const bad = gen(['--diff', 'no-such-ref'], dir)
       expect(bad.status).toBe(2)
-      expect(bad.stderr).toContain('cannot read generated/surface.json at no-such-ref')
+      expect(bad.stderr).toContain('cannot read packages/contracts/surface.json or generated/surface.json at no-such-ref')
+      const usage = gen(['--exit-code'], dir)
+      expect(usage.status).toBe(2)
+      expect(usage.stderr).toContain('--format and --exit-code go with --diff REF')
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { publint } from 'publint'
@@ -11,12 +11,15 @@ const dir = mkdtempSync(join(tmpdir(), 'hands-pack-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 const tarballs = packAll(dir)
 const attw = join(import.meta.dirname, '..', 'node_modules', '.bin', 'attw')
+const relative = (path: string) => path.replace(/^\.\//, '')
 
 describe.each(PUBLISHED)('the packed @hands/%s', (name) => {
   const tarball = tarballs[name]
+  const files = tarballFiles(tarball)
+  const manifest = tarballManifest(tarball)
+  const exports = manifest['exports'] as Record<string, string | Record<string, string>>
 
-  it('holds dist, src, README and LICENSE, and no tests or configs', () => {
-    const files = tarballFiles(tarball)
+  it('holds dist, src, README, LICENSE and the files its exports name, and no tests or configs', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'package.json',
@@ -29,29 +32,32 @@ describe.each(PUBLISHED)('the packed @hands/%s', (name) => {
         'src/index.ts',
       ]),
     )
-    const stray = files.filter((f) => !/^(dist|src)\//.test(f) && !['package.json', 'README.md', 'LICENSE'].includes(f))
+    const exportedFiles = Object.values(exports)
+      .filter((e): e is string => typeof e === 'string')
+      .map(relative)
+    const stray = files.filter((f) => !/^(dist|src)\//.test(f) && !['package.json', 'README.md', 'LICENSE', ...exportedFiles].includes(f))
     expect(stray).toEqual([])
+    expect(files.filter((f) => /(^|\/)test\/|\.test\.|tsconfig|vitest/.test(f))).toEqual([])
   })
 
   it('has a manifest with real versions, the dist exports only, and the metadata a registry shows', () => {
-    const manifest = tarballManifest(tarball)
-    const text = JSON.stringify(manifest)
-    expect(text).not.toMatch(/workspace:|catalog:|hands-source/)
+    expect(JSON.stringify(manifest)).not.toMatch(/workspace:|catalog:|hands-source/)
     expect(manifest).toMatchObject({ license: 'MIT', type: 'module', sideEffects: false, engines: { node: '>=20' } })
-    for (const entry of Object.values(manifest['exports'] as Record<string, Record<string, string>>)) {
+    for (const entry of Object.values(exports)) {
+      if (typeof entry === 'string') {
+        expect(files).toContain(relative(entry))
+        continue
+      }
       expect(Object.keys(entry)).toEqual(['types', 'default'])
       expect(entry['default']).toMatch(/^\.\/dist\/.*\.js$/)
+      expect(files).toEqual(expect.arrayContaining([relative(entry['default'] as string), relative(entry['types'] as string)]))
     }
   })
 
   it('passes publint with no message at all', async () => {
-    const { readFile } = await import('node:fs/promises')
-    const data = await readFile(tarball)
-    const { messages, pkg } = await publint({
-      pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer },
-      level: 'suggestion',
-      strict: true,
-    })
+    const data = readFileSync(tarball)
+    const pack = { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer }
+    const { messages, pkg } = await publint({ pack, level: 'suggestion', strict: true })
     expect(messages.map((m) => formatMessage(m, pkg) ?? m.code)).toEqual([])
   })
 
@@ -60,8 +66,8 @@ describe.each(PUBLISHED)('the packed @hands/%s', (name) => {
     // the profile checks; node10 and require() are outside the ESM-only profile.
     const out = execFileSync(attw, [tarball, '--profile', 'esm-only', '--format', 'table-flipped', '--no-color'], { encoding: 'utf8' })
     const rows = out.split('\n').filter((l) => l.includes('"@hands/'))
-    expect(rows.length).toBeGreaterThan(0)
-    for (const row of rows) expect(row).toMatch(/│ 🟢 \(ESM\)\s+│ 🟢\s+│/)
+    expect(rows).toHaveLength(Object.keys(exports).length)
+    for (const row of rows) expect(row).toMatch(/│ 🟢 \((ESM|JSON)\)\s+│ 🟢( \(JSON\))?\s+│/)
   })
 })
 

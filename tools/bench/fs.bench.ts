@@ -1,6 +1,8 @@
 /**
  * fs-runtime against the system tools on the same data, alternating in one run:
  * - copy one 512 MiB file vs `cp`
+ * - copy a 1 GiB sparse file (all hole) and a 256 MiB one with data islands vs `cp` (info: cp
+ *   finds the holes with SEEK_DATA/SEEK_HOLE, which Node lacks, so hands reads them)
  * - copy a tree of 10,000 small files vs `cp -r`
  * - delete that tree vs `rm -rf`
  * - file_exists on 1,000 paths, as paths per second
@@ -11,7 +13,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { randomFillSync } from 'node:crypto'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, realpathSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, realpathSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -80,6 +82,54 @@ async function treeRows(dir: string, fs: ReturnType<typeof createFsRuntime>, tag
   rows.push({ what: `delete that tree (delete vs rm -rf)${tag}`, ours: median(delOurs), system: median(delSys), target })
 }
 
+/**
+ * Copy a sparse file of `mib` MiB with 256 KiB of random data at each offset of `islands`,
+ * alternating with `cp` (which keeps holes by default), and check both copies stayed sparse.
+ * A fresh source per round, so neither side finds its holes already in the page cache.
+ */
+async function sparseRow(dir: string, fs: ReturnType<typeof createFsRuntime>, name: string, mib: number, islands: number[]): Promise<void> {
+  const make = () => {
+    const path = join(dir, name)
+    writeFileSync(path, '')
+    truncateSync(path, mib * 1024 * 1024)
+    const fd = openSync(path, 'r+')
+    const data = Buffer.alloc(256 * 1024)
+    for (const at of islands) {
+      randomFillSync(data)
+      writeSync(fd, data, 0, data.length, at)
+    }
+    closeSync(fd)
+  }
+  const ours: number[] = []
+  const system: number[] = []
+  let allocated = 0
+  for (let r = 0; r < ROUNDS_BIG; r++) {
+    const o = async () => {
+      make()
+      ours.push(await timed(() => fs.copy({ src: name, dest: `${name}-ours` })))
+      allocated = Math.max(allocated, statSync(join(dir, `${name}-ours`)).blocks * 512 - statSync(join(dir, name)).blocks * 512)
+      rmSync(join(dir, `${name}-ours`))
+      rmSync(join(dir, name))
+    }
+    const s = async () => {
+      make()
+      system.push(await timed(() => sh('cp', join(dir, name), join(dir, `${name}-sys`))))
+      rmSync(join(dir, `${name}-sys`))
+      rmSync(join(dir, name))
+    }
+    if (r % 2 === 0) {
+      await s()
+      await o()
+    } else {
+      await o()
+      await s()
+    }
+  }
+  const data = islands.length * 256
+  const what = `copy a ${mib} MiB sparse file, ${data === 0 ? 'all hole' : `${data / 1024} MiB of data in islands`} (copy vs cp; copy allocated ${allocated <= 0 ? 'no more than' : `${allocated} B more than`} the source)`
+  rows.push({ what, ours: median(ours), system: median(system), target: 'info: cp seeks over holes, hands reads them' })
+}
+
 /** A fresh dir on tmpfs (/dev/shm) when it is another filesystem than the temp dir, else null. */
 function tmpfsBase(): string | null {
   if (!existsSync('/dev/shm')) return null
@@ -121,6 +171,17 @@ try {
   }
   rows.push({ what: `copy one ${BIG_MIB} MiB file (copy vs cp)`, ours: median(bigOurs), system: median(bigSys), target: '<= 1.25x' })
   rmSync(join(base, 'big'))
+
+  // --- sparse files -------------------------------------------------------------------------
+  await sparseRow(base, fs, 'hole', 1024, [])
+  // Data islands: 64 islands of 256 KiB spread over the file (16 MiB of data in 256 MiB).
+  await sparseRow(
+    base,
+    fs,
+    'islands',
+    256,
+    Array.from({ length: 64 }, (_, i) => i * 4 * 1024 * 1024 + 12345),
+  )
 
   await treeRows(base, fs, '')
   const shm = tmpfsBase()

@@ -1,19 +1,23 @@
 /**
- * `pnpm gen`            write generated/ from packages/contracts
- * `pnpm gen --check`    exit 1 with a unified diff when generated/ differs from what codegen renders
- * `pnpm gen --diff REF` print how the surface changed since git REF's generated/surface.json
+ * `pnpm gen`            write generated/ (and packages/contracts/surface.json) from packages/contracts
+ * `pnpm gen --check`    exit 1 with a unified diff when a generated file differs from what codegen renders
+ * `pnpm gen --diff REF [--format text|md|json] [--exit-code]`
+ *                       print every change a model or client would see since git REF's surface file;
+ *                       with --exit-code, exit 1 when anything differs
  */
 import { execFileSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
+import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { diffSurfaces } from './diff.ts'
+import { DIFF_FORMATS, SurfaceLoadError, diffSurfaces, formatDiff, parseSurface, type DiffFormat } from '@hands/surface/contract'
 import type { Budget } from './render/budget.ts'
 import { renderAll } from './files.ts'
-import type { Surface } from './surface.ts'
 import { OUT_OF_DATE, checkGenerated, writeGenerated } from './sync.ts'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const USAGE = 'usage: pnpm gen [--check | --diff REF]'
+const USAGE = `usage: pnpm gen [--check | --diff REF [--format ${DIFF_FORMATS.join('|')}] [--exit-code]]`
+// Where a commit keeps the surface: the shipped copy, or only generated/ in commits before it existed.
+const SURFACE_PATHS = ['packages/contracts/surface.json', 'generated/surface.json']
 
 function check(): number {
   const files = renderAll()
@@ -38,42 +42,75 @@ function write(): number {
   return 0
 }
 
-/** The surface at git REF (read in the current directory's repository) against the one rendered now. */
-function diffAgainst(ref: string): number {
-  let text: string
-  try {
-    text = execFileSync('git', ['show', `${ref}:generated/surface.json`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-  } catch (e) {
-    const stderr = (e as { stderr?: string }).stderr?.trim() ?? String(e)
-    console.error(`cannot read generated/surface.json at ${ref}: ${stderr}`)
+/** The surface file at git REF (in the current directory's repository), or the reason it cannot be read. */
+function surfaceAt(ref: string): { text: string; path: string } | { error: string } {
+  const errors: string[] = []
+  for (const path of SURFACE_PATHS) {
+    try {
+      return { text: execFileSync('git', ['show', `${ref}:${path}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }), path }
+    } catch (e) {
+      errors.push((e as { stderr?: string }).stderr?.trim() ?? String(e))
+    }
+  }
+  return { error: `cannot read ${SURFACE_PATHS.join(' or ')} at ${ref}: ${errors.join('; ')}` }
+}
+
+/** The surface at git REF against the one rendered from the contracts now. */
+function diffAgainst(ref: string, format: DiffFormat, isExitCode: boolean): number {
+  const old = surfaceAt(ref)
+  if ('error' in old) {
+    console.error(old.error)
     return 2
   }
-  const surfaceFile = renderAll().find((f) => f.path === 'generated/surface.json')
-  if (surfaceFile === undefined) throw new Error('codegen renders no surface.json')
-  console.log(diffSurfaces(JSON.parse(text) as Surface, JSON.parse(surfaceFile.text) as Surface))
-  return 0
+  const rendered = renderAll().find((f) => f.path === 'packages/contracts/surface.json')
+  if (rendered === undefined) throw new Error('codegen renders no surface.json')
+  try {
+    const diff = diffSurfaces(parseSurface(old.text, `${ref}:${old.path}`), parseSurface(rendered.text, 'the rendered surface'))
+    console.log(formatDiff(diff, format, { before: ref, after: 'working tree' }))
+    return isExitCode && diff.isChanged ? 1 : 0
+  } catch (e) {
+    if (!(e instanceof SurfaceLoadError)) throw e
+    console.error(e.message)
+    return 2
+  }
 }
 
 function main(argv: string[]): number {
-  if (argv.includes('--help') || argv.includes('-h')) {
+  let values: { check?: boolean; diff?: string; format?: string; 'exit-code'?: boolean; help?: boolean }
+  try {
+    ;({ values } = parseArgs({
+      args: argv,
+      options: {
+        check: { type: 'boolean' },
+        diff: { type: 'string' },
+        format: { type: 'string' },
+        'exit-code': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }))
+  } catch (e) {
+    console.error(`${(e as Error).message}; ${USAGE}`)
+    return 2
+  }
+  if (values.help) {
     console.log(USAGE)
     return 0
   }
-  const d = argv.indexOf('--diff')
-  if (d >= 0) {
-    const ref = argv[d + 1]
-    if (ref === undefined || ref.startsWith('-') || argv.length !== 2) {
-      console.error(`--diff takes one git ref, e.g. \`pnpm gen --diff main\`; ${USAGE}`)
+  if (values.diff !== undefined) {
+    const format = values.format ?? 'text'
+    if (values.check || values.diff.startsWith('-') || !(DIFF_FORMATS as readonly string[]).includes(format)) {
+      console.error(`--diff takes one git ref, e.g. \`pnpm gen --diff main\`, and --format one of ${DIFF_FORMATS.join(', ')}; ${USAGE}`)
       return 2
     }
-    return diffAgainst(ref)
+    return diffAgainst(values.diff, format as DiffFormat, values['exit-code'] === true)
   }
-  const unknown = argv.filter((a) => a !== '--check')
-  if (unknown.length > 0) {
-    console.error(`unknown argument ${unknown.join(' ')}; ${USAGE}`)
+  if (values.format !== undefined || values['exit-code']) {
+    console.error(`--format and --exit-code go with --diff REF; ${USAGE}`)
     return 2
   }
-  return argv.includes('--check') ? check() : write()
+  return values.check ? check() : write()
 }
 
 process.exit(main(process.argv.slice(2)))

@@ -19,6 +19,8 @@ export function renderAll(tools: readonly ToolDescriptor[] = TOOLS, codeTool: st
   const budget = computeBudget(input.surface, input.prompt)
   return [
     { path: 'generated/surface.json', text: renderSurfaceJson(input.surface) },
+    // The same manifest shipped inside @hands/contracts, so an installed version can be diffed.
+    { path: 'packages/contracts/surface.json', text: renderSurfaceJson(input.surface) },
     { path: 'generated/tools.md', text: renderToolsMd(input.surface) },
     { path: 'generated/prompt.md', text: renderPromptMd(input.prompt, input.codeTool) },
     { path: 'generated/stubs/hands.pyi', text: renderPythonStubs(input.surface) },

@@ -2,11 +2,6 @@
 
 export type Json = Record<string, unknown>
 
-/** The schema as plain JSON: what a model or a second validator sees (TypeBox symbols dropped). */
-export function plain<T>(schema: T): Json {
-  return JSON.parse(JSON.stringify(schema)) as Json
-}
-
 export interface Property {
   name: string
   schema: Json

@@ -2,10 +2,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { TOOLS } from '@hands/contracts'
-import { diffSurfaces, wordDiff } from '../codegen/diff.ts'
 import { renderAll } from '../codegen/files.ts'
-import { buildSurface } from '../codegen/surface.ts'
 import { checkGenerated, writeGenerated } from '../codegen/sync.ts'
 
 const REPO = join(import.meta.dirname, '..', '..')
@@ -36,6 +33,13 @@ describe('renderAll', () => {
     expect(dts).toContain('shell_logs(id: string, n?: number): Promise<ShellLogsResult>')
   })
 
+  it('writes the surface shipped in @hands/contracts identical to generated/surface.json', () => {
+    const files = renderAll()
+    const shipped = files.find((f) => f.path === 'packages/contracts/surface.json')?.text
+    expect(shipped).toBeDefined()
+    expect(shipped).toBe(files.find((f) => f.path === 'generated/surface.json')?.text)
+  })
+
   it('counts tokens per tool and a total that is their sum', () => {
     const budget = JSON.parse(renderAll().find((f) => f.path === 'generated/budget.json')?.text ?? '{}')
     expect(budget.tools).toHaveLength(10)
@@ -50,10 +54,11 @@ describe('checkGenerated and writeGenerated', () => {
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), 'hands-codegen-'))
     cpSync(join(REPO, 'generated'), join(root, 'generated'), { recursive: true })
+    cpSync(join(REPO, 'packages', 'contracts', 'surface.json'), join(root, 'packages', 'contracts', 'surface.json'))
   })
   afterEach(() => rmSync(root, { recursive: true, force: true }))
 
-  it('finds no drift in a copy of the committed generated/', () => {
+  it('finds no drift in a copy of the committed generated files', () => {
     expect(checkGenerated(root, renderAll()).drift).toEqual([])
   })
 
@@ -67,6 +72,12 @@ describe('checkGenerated and writeGenerated', () => {
     expect(report).toContain('sleep 5 seconds')
   })
 
+  it('reports an edited shipped surface.json', () => {
+    const path = join(root, 'packages', 'contracts', 'surface.json')
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"maximum": 2000', '"maximum": 5000'))
+    expect(checkGenerated(root, renderAll()).drift).toEqual(['packages/contracts/surface.json'])
+  })
+
   it('reports a missing file and a stale file, and writeGenerated repairs both', () => {
     rmSync(join(root, 'generated', 'budget.md'))
     writeFileSync(join(root, 'generated', 'old.json'), '{}\n')
@@ -75,26 +86,5 @@ describe('checkGenerated and writeGenerated', () => {
     expect(writeGenerated(root, renderAll()).sort()).toEqual(['generated/budget.md', 'generated/old.json'])
     expect(existsSync(join(root, 'generated', 'old.json'))).toBe(false)
     expect(checkGenerated(root, renderAll()).drift).toEqual([])
-  })
-})
-
-describe('diffSurfaces', () => {
-  it('says "no surface change" for identical surfaces', () => {
-    expect(diffSurfaces(buildSurface(TOOLS), buildSurface(TOOLS))).toBe('no surface change')
-  })
-
-  it('marks words removed and added', () => {
-    expect(wordDiff('kill the tree', 'stop the whole tree')).toBe('[-kill-]{+stop+} the {+whole +}tree')
-  })
-
-  it('reports a changed default and a property that became required', () => {
-    const before = buildSurface(TOOLS)
-    const after = structuredClone(before)
-    const logs = after.tools.find((t) => t.name === 'shell_logs')
-    if (logs === undefined) throw new Error('no shell_logs')
-    ;(logs.input_schema['properties'] as Record<string, Record<string, unknown>>)['n']!['default'] = 100
-    ;(logs.input_schema['required'] as string[]).push('n')
-    const out = diffSurfaces(before, after)
-    expect(out).toContain('~ input n: integer 1..2000, optional, default 200 -> integer 1..2000, required, default 100')
   })
 })

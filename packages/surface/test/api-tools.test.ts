@@ -28,7 +28,7 @@ describe('toApiTools', () => {
   })
 
   it('gives MCP tools with output schema and annotations derived from the effect', () => {
-    const tools = toApiTools('mcp', TOOLS) as Array<{ name: string; outputSchema: unknown; annotations: Record<string, unknown> }>
+    const tools = toApiTools('mcp', TOOLS)
     const del = tools.find((t) => t.name === 'delete')
     expect(del?.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false })
     expect(tools.find((t) => t.name === 'file_exists')?.annotations).toMatchObject({ readOnlyHint: true })

@@ -1,5 +1,6 @@
-/** The header every generated file starts with: its source and the command that regenerates it. */
-export const SOURCE_LINE = 'Generated from packages/contracts by `pnpm gen` (tools/codegen). Do not edit by hand.'
+import { SOURCE_LINE } from '@hands/surface/contract'
+
+export { SOURCE_LINE }
 
 export const hashHeader = () => `# ${SOURCE_LINE}\n`
 export const slashHeader = () => `// ${SOURCE_LINE}\n`

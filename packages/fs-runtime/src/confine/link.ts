@@ -1,5 +1,5 @@
 import { ToolError } from '@hands/contracts'
-import { linkOutside, type Named } from '../errors/refuse.ts'
+import { linkOutside, OutsideRoots, type Named } from '../errors/refuse.ts'
 import { resolvePath } from './resolve.ts'
 
 /**
@@ -12,10 +12,7 @@ export async function requireLinkInside(roots: readonly string[], dirReal: strin
   try {
     await resolvePath(roots, abs, { final: 'follow', label: n.label })
   } catch (cause) {
-    if (cause instanceof ToolError && cause.code === 'outside_roots') {
-      const real = /resolves to (.*), which is outside/.exec(cause.message)?.[1] ?? abs
-      throw linkOutside(n, text, real, roots)
-    }
+    if (cause instanceof OutsideRoots) throw linkOutside(n, cause.paths[0]?.left, roots)
     if (cause instanceof ToolError) {
       throw new ToolError({
         code: cause.code,

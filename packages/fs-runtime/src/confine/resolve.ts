@@ -80,7 +80,7 @@ interface Walked {
 async function walk(abs: string, final: FinalMode, n: Named, roots: readonly string[]): Promise<Walked> {
   // An error met outside the roots is reported as outside_roots: nothing about outside paths leaks.
   const fail = (where: string, error: ToolError): never => {
-    throw rootOf(roots, where) === undefined ? outsideRoots(n, where, roots) : error
+    throw rootOf(roots, where) === undefined ? outsideRoots(n, roots) : error
   }
   const queue = abs.split('/')
   let at = '/'
@@ -151,7 +151,7 @@ async function walk(abs: string, final: FinalMode, n: Named, roots: readonly str
 function place(n: Named, w: Walked, isDirForced: boolean, roots: readonly string[]): Resolved {
   const real = w.missing.length > 0 ? join(w.at, w.missing.join('/')) : w.at
   const root = rootOf(roots, real)
-  if (root === undefined) throw outsideRoots(n, real, roots)
+  if (root === undefined) throw outsideRoots(n, roots)
   if (w.missing.length > 0) {
     const missing = w.missing.slice(0, -1)
     return {
@@ -242,7 +242,7 @@ export async function resolvePath(
 
 function placeExisting(n: Named, real: string, parent: string, stats: Stats, isDirForced: boolean, roots: readonly string[]): Resolved {
   const root = rootOf(roots, real)
-  if (root === undefined) throw outsideRoots(n, real, roots)
+  if (root === undefined) throw outsideRoots(n, roots)
   return { ...n, real, parent, name: basenameOf(real), anchor: parent, missing: [], stats, isDirForced, root }
 }
 

@@ -1,4 +1,5 @@
 import { ToolError } from '@hands/contracts'
+import { rootOf } from '../confine/roots.ts'
 
 /**
  * Builders for every ToolError the filesystem tools raise. Each message names the property
@@ -30,19 +31,83 @@ export function nulByte(n: Named): ToolError {
   return invalidInput(`${named(n)} contains a NUL byte, which no path can hold.`, 'Pass the path without the \\u0000 character.')
 }
 
-export function outsideRoots(n: Named, real: string, roots: readonly string[]): ToolError {
-  return new ToolError({
-    code: 'outside_roots',
-    message: `${named(n)} resolves to ${real}, which is outside the allowed roots (symlinks are followed before the check).`,
-    hint: rootsHint(roots),
-    is_preflight: true,
-  })
+/** A path refused for lying outside the roots: the property, the path as given, and the root it left. */
+export interface OutsidePath extends Named {
+  /** The allowed root the path was last inside, read from its text; undefined when it never was. */
+  left: string | undefined
 }
 
-export function linkOutside(n: Named, linkText: string, real: string, roots: readonly string[]): ToolError {
+const FOLLOWED = '(symlinks and `..` are followed before the check)'
+
+function outsideClause(p: OutsidePath): string {
+  return p.left === undefined ? `${named(p)} is under none of them` : `${named(p)} leaves the root ${p.left}`
+}
+
+function outsideMessage(paths: readonly OutsidePath[]): string {
+  const [one] = paths
+  if (paths.length === 1 && one !== undefined) {
+    return one.left === undefined
+      ? `${named(one)} is outside the allowed roots.`
+      : `${named(one)} leads outside the allowed roots: it leaves the root ${one.left} ${FOLLOWED}.`
+  }
+  return `${paths.length} paths are outside the allowed roots: ${paths.map(outsideClause).join('; ')} ${FOLLOWED}.`
+}
+
+/**
+ * The refusal of one or more paths outside the roots. It names each path as given and the root
+ * it left, never where it leads: a symlink's target outside, or what `/proc/self/cwd` is, stays
+ * unsaid. `paths` lists the refused paths in input order.
+ */
+export class OutsideRoots extends ToolError {
+  readonly paths: readonly OutsidePath[]
+
+  constructor(paths: readonly OutsidePath[], roots: readonly string[]) {
+    super({ code: 'outside_roots', message: outsideMessage(paths), hint: rootsHint(roots), is_preflight: true })
+    this.paths = paths
+  }
+}
+
+/**
+ * The allowed root a path was last inside, reading its text alone (relative paths start at the
+ * workspace root, `..` climbs, nothing is followed): where it left the roots as far as the
+ * caller can see. Undefined when no prefix of it lies inside a root.
+ */
+export function rootLeft(given: string, roots: readonly string[]): string | undefined {
+  let at = given.startsWith('/') ? '/' : (roots[0] ?? '/')
+  let left = rootOf(roots, at)
+  for (const seg of given.split('/')) {
+    if (seg === '' || seg === '.') continue
+    if (seg === '..') at = at.slice(0, Math.max(at.lastIndexOf('/'), 1))
+    else at = at === '/' ? `/${seg}` : `${at}/${seg}`
+    left = rootOf(roots, at) ?? left
+  }
+  return left
+}
+
+/** `n` resolves outside the roots. */
+export function outsideRoots(n: Named, roots: readonly string[]): OutsideRoots {
+  return new OutsideRoots([{ label: n.label, given: n.given, left: rootLeft(n.given, roots) }], roots)
+}
+
+/**
+ * The one error for a call whose paths were all checked: an outside_roots naming every path
+ * outside the roots in input order when there is any, else the first failure in input order.
+ */
+export function firstRefusal(failures: readonly unknown[], roots: readonly string[]): unknown {
+  const outside = failures.filter((f): f is OutsideRoots => f instanceof OutsideRoots)
+  if (outside.length === 0) return failures[0]
+  if (outside.length === 1) return outside[0]
+  return new OutsideRoots(
+    outside.flatMap((e) => e.paths),
+    roots,
+  )
+}
+
+/** A symlink to be copied whose target, from the copy's place, leaves the roots (`left`: the root it leaves). */
+export function linkOutside(n: Named, left: string | undefined, roots: readonly string[]): ToolError {
   return new ToolError({
     code: 'outside_roots',
-    message: `${named(n)} is a symlink to ${JSON.stringify(linkText)}, which from the copy's place resolves to ${real}, outside the allowed roots; a symlink is copied only when its target stays inside.`,
+    message: `${named(n)} is a symlink whose target, from where the copy would sit, is outside the allowed roots${left === undefined ? '' : ` (it leaves the root ${left})`}; a symlink is copied only when its target stays inside.`,
     hint: rootsHint(roots),
     is_preflight: true,
   })

@@ -80,7 +80,7 @@ export class DirHandle {
     } catch (cause) {
       throw changedUnderfoot(n, `${this.real}: ${errno(cause) ?? 'gone'}`, preflight)
     }
-    if (now !== this.real) throw changedUnderfoot(n, `${this.real} now resolves to ${now}`, preflight)
+    if (now !== this.real) throw changedUnderfoot(n, `${this.real} no longer leads to the directory that was checked`, preflight)
   }
 
   async close(): Promise<void> {
@@ -123,7 +123,7 @@ export async function pinDir(real: string, n: Named, preflight: boolean): Promis
   }
   if (now !== real) {
     await closeFd(fd).catch(() => undefined)
-    throw changedUnderfoot(n, `${real} now leads to ${now}`, preflight)
+    throw changedUnderfoot(n, `${real} no longer leads to the directory that was checked`, preflight)
   }
   return new DirHandle(real, fd)
 }

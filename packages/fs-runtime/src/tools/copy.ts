@@ -1,6 +1,7 @@
 import { errno, mkdir, readlink } from '../util/fsio.ts'
 import { assertInput, copy as contract, COPY, ToolError, type CopyInput, type CopyResult } from '@hands/contracts'
 import { requireLinkInside } from '../confine/link.ts'
+import { checkEach } from '../confine/each.ts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
 import { destinationExists, intoItself, ioError, named, notADirectory, notCopyable, notFound, samePath } from '../errors/refuse.ts'
@@ -31,9 +32,8 @@ interface Source {
   linkText: string | null
 }
 
-/** Resolve, gate and pin the source; list a directory source (gates per entry, links read). */
-async function checkSource(ctx: Context, given: string, destParent: string): Promise<Source> {
-  const r = await resolvePath(ctx.roots, given, { final: 'nofollow', label: 'src' })
+/** Gate and pin the resolved source; list a directory source (gates per entry, links read). */
+async function checkSource(ctx: Context, r: Resolved, destParent: string): Promise<Source> {
   if (r.stats === null) throw notFound(r)
   if ((await gateOf(ctx, r, 'read', COPY)) === 'hide') throw notFound(r)
   const kind = kindOfStats(r.stats)
@@ -78,8 +78,16 @@ async function checkSource(ctx: Context, given: string, destParent: string): Pro
 export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResult> {
   const { src: srcGiven, dest: destGiven, is_overwrite } = assertInput(contract, input)
   const isOverwrite = is_overwrite === true
-  const dest = await resolvePath(ctx.roots, destGiven, { final: 'nofollow', label: 'dest' })
-  const src = await checkSource(ctx, srcGiven, dest.parent)
+  // Both paths are resolved first, so a refusal names each one outside the roots.
+  const both = [
+    { label: 'src', given: srcGiven },
+    { label: 'dest', given: destGiven },
+  ]
+  const [srcAt, dest] = (await checkEach(ctx.roots, both, (n) => resolvePath(ctx.roots, n.given, { final: 'nofollow', label: n.label }))) as [
+    Resolved,
+    Resolved,
+  ]
+  const src = await checkSource(ctx, srcAt, dest.parent)
   let destParent: DirHandle | null = null
   const createdParents: string[] = []
   try {

@@ -1,4 +1,5 @@
 import { assertInput, createDirectory as contract, CREATE_DIRECTORY, type CreateDirectoryInput, type CreateDirectoryResult } from '@hands/contracts'
+import { checkEach } from '../confine/each.ts'
 import { resolvePath, type ParentCache, type Resolved } from '../confine/resolve.ts'
 import { afterChanges, notADirectory } from '../errors/refuse.ts'
 import { makeDirs, pinDir } from '../handle/dir.ts'
@@ -27,8 +28,8 @@ async function plan(ctx: Context, given: string, label: string, cache: ParentCac
 export async function createDirectory(ctx: Context, input: CreateDirectoryInput): Promise<CreateDirectoryResult> {
   const { paths } = assertInput(contract, input)
   const cache: ParentCache = new Map()
-  const plans: Resolved[] = []
-  for (const [i, given] of paths.entries()) plans.push(await plan(ctx, given, `paths[${i}]`, cache))
+  // Every path is checked, so a refusal names each one outside the roots.
+  const plans = await checkEach(ctx.roots, paths, (given, i) => plan(ctx, given, `paths[${i}]`, cache))
   const out: CreateDirectoryResult['paths'] = []
   const made: string[] = []
   for (const r of plans) {

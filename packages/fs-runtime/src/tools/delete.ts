@@ -1,5 +1,6 @@
 import { errno, lstat, unlink } from '../util/fsio.ts'
 import { assertInput, deleteTool as contract, DELETE, ToolError, type DeleteInput, type DeleteResult } from '@hands/contracts'
+import { checkEach } from '../confine/each.ts'
 import { resolvePath, type ParentCache, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
 import { afterChanges, changedUnderfoot, ioError } from '../errors/refuse.ts'
@@ -16,16 +17,19 @@ interface Plan {
   given: string
 }
 
-async function plan(ctx: Context, given: string, label: string, cache: ParentCache): Promise<Plan> {
-  let r: Resolved
+/** Resolve one path: null when nothing is there by that name (a file used as a directory, a symlink loop). */
+async function locate(ctx: Context, given: string, label: string, cache: ParentCache): Promise<Resolved | null> {
   await refuseSlashedLink(ctx, { label, given }, DELETE)
   try {
-    r = await resolvePath(ctx.roots, given, { final: 'nofollow', label, cache })
+    return await resolvePath(ctx.roots, given, { final: 'nofollow', label, cache })
   } catch (cause) {
-    // A file used as a directory, or a symlink loop: nothing is there by that name.
-    if (cause instanceof ToolError && (cause.code === 'not_a_directory' || cause.code === 'not_found')) return { r: null, given }
+    if (cause instanceof ToolError && (cause.code === 'not_a_directory' || cause.code === 'not_found')) return null
     throw cause
   }
+}
+
+async function plan(ctx: Context, r: Resolved | null, given: string): Promise<Plan> {
+  if (r === null) return { r: null, given }
   const refusal = protectedRefusal(ctx, r)
   if (refusal !== undefined) throw refusal
   if (r.stats === null) return { r, given }
@@ -78,8 +82,10 @@ async function removeOne(r: Resolved, preflight: boolean): Promise<boolean> {
 export async function deletePaths(ctx: Context, input: DeleteInput): Promise<DeleteResult> {
   const { paths } = assertInput(contract, input)
   const cache: ParentCache = new Map()
+  // Every path is resolved first, so a refusal names each one outside the roots.
+  const located = await checkEach(ctx.roots, paths, (given, i) => locate(ctx, given, `paths[${i}]`, cache))
   const plans: Plan[] = []
-  for (const [i, given] of paths.entries()) plans.push(await plan(ctx, given, `paths[${i}]`, cache))
+  for (const [i, r] of located.entries()) plans.push(await plan(ctx, r, paths[i] as string))
   const doomed = plans.filter((p) => p.r?.stats != null)
   await confirmOrRefuse(
     ctx,

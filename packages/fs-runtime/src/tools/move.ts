@@ -1,5 +1,6 @@
 import { errno, link, lstat, mkdir, readlink, rename, rmdir, unlink } from '../util/fsio.ts'
 import { assertInput, move as contract, MOVE, ToolError, type MoveInput, type MoveResult } from '@hands/contracts'
+import { checkEach } from '../confine/each.ts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
 import { changedUnderfoot, destinationExists, intoItself, ioError, named, notADirectory, notCopyable, notFound, samePath } from '../errors/refuse.ts'
@@ -134,14 +135,20 @@ async function moveOver(m: Move): Promise<void> {
 export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResult> {
   const { src: srcGiven, dest: destGiven, is_overwrite } = assertInput(contract, input)
   const isOverwrite = is_overwrite === true
-  await refuseSlashedLink(ctx, { label: 'src', given: srcGiven }, MOVE)
-  const src = await resolvePath(ctx.roots, srcGiven, { final: 'nofollow', label: 'src' })
+  // Both paths are resolved first, so a refusal names each one outside the roots.
+  const both = [
+    { label: 'src', given: srcGiven },
+    { label: 'dest', given: destGiven },
+  ]
+  const [src, dest] = (await checkEach(ctx.roots, both, async (n) => {
+    if (n.label === 'src') await refuseSlashedLink(ctx, n, MOVE)
+    return resolvePath(ctx.roots, n.given, { final: 'nofollow', label: n.label })
+  })) as [Resolved, Resolved]
   if (src.stats === null) throw notFound(src)
   const srcProtected = protectedRefusal(ctx, src)
   if (srcProtected !== undefined) throw srcProtected
   if ((await gateOf(ctx, src, 'delete', MOVE)) === 'hide') throw notFound(src)
   const kind = kindOfStats(src.stats)
-  const dest = await resolvePath(ctx.roots, destGiven, { final: 'nofollow', label: 'dest' })
   await gateWrite(ctx, dest, 'write', MOVE)
   if (kind === 'dir' && isWithin(src.real, dest.real)) {
     throw intoItself(

@@ -1,8 +1,9 @@
 import { closeSync, constants, fstatSync, openSync } from 'node:fs'
-import { copyFile, lstat, mkdir, symlink } from '../util/fsio.ts'
+import { close, copyFile, fstat, lstat, mkdir, open, symlink } from '../util/fsio.ts'
 import { fdPath, isPinning, openChild, type DirHandle } from '../handle/dir.ts'
 import { TaskGroup, failFast, type Limiter } from '../util/limit.ts'
 import type { TreeEntry } from './list.ts'
+import { copySparse, isSparse } from './sparse.ts'
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, COPYFILE_EXCL, COPYFILE_FICLONE } = constants
 
@@ -26,21 +27,35 @@ function changed(what: string): Error {
  * Copy the regular file `name` of `src` to the new entry `destName` of `dest`. The source is
  * opened without following a symlink and must be a regular file; the copy goes through the
  * open descriptor into a destination created exclusively (so a symlink planted at the
- * destination is never written through), with a reflink where the filesystem offers one.
+ * destination is never written through), with a reflink where the filesystem offers one. A
+ * sparse source keeps its holes (see copySparse); any other file is copied by the kernel.
  */
 export async function copyFileBetween(src: DirHandle, name: string, dest: DirHandle, destName: string): Promise<void> {
   if (!isPinning()) {
     const st = await lstat(src.at(name))
     if (!st.isFile()) throw changed(src.realOf(name))
-    await copyFile(src.at(name), dest.at(destName), COPYFILE_EXCL | COPYFILE_FICLONE)
+    if (!isSparse(st)) {
+      await copyFile(src.at(name), dest.at(destName), COPYFILE_EXCL | COPYFILE_FICLONE)
+      return
+    }
+    const fd = await open(src.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+    try {
+      const now = await fstat(fd)
+      if (!now.isFile()) throw changed(src.realOf(name))
+      await copySparse(src.at(name), fd, now, dest.at(destName))
+    } finally {
+      await close(fd)
+    }
     return
   }
   // open and fstat are quick local calls: done synchronously they cost less than a trip
   // through the libuv pool, which stays busy with the copies themselves.
   const fd = openSync(src.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
   try {
-    if (!fstatSync(fd).isFile()) throw changed(src.realOf(name))
-    await copyFile(fdPath(fd), dest.at(destName), COPYFILE_EXCL | COPYFILE_FICLONE)
+    const st = fstatSync(fd)
+    if (!st.isFile()) throw changed(src.realOf(name))
+    if (isSparse(st)) await copySparse(fdPath(fd), fd, st, dest.at(destName))
+    else await copyFile(fdPath(fd), dest.at(destName), COPYFILE_EXCL | COPYFILE_FICLONE)
   } finally {
     closeSync(fd)
   }

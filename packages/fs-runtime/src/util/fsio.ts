@@ -22,6 +22,7 @@ function call<T>(start: (done: Done<T>) => void): Promise<T> {
 }
 
 export const lstat = (path: string): Promise<Stats> => call<Stats>((d) => fs.lstat(path, d))
+export const fstat = (fd: number): Promise<Stats> => call<Stats>((d) => fs.fstat(fd, d))
 export const realpath = (path: string): Promise<string> => call<string>((d) => fs.realpath.native(path, d))
 export const readlink = (path: string): Promise<string> => call<string>((d) => fs.readlink(path, d))
 export const readdirTyped = (path: string): Promise<Dirent[]> => call<Dirent[]>((d) => fs.readdir(path, { withFileTypes: true }, d))
@@ -34,3 +35,9 @@ export const symlink = (target: string, path: string): Promise<void> => call<voi
 export const link = (existing: string, path: string): Promise<void> => call<void>((d) => fs.link(existing, path, (e) => d(e, undefined)))
 export const rename = (from: string, to: string): Promise<void> => call<void>((d) => fs.rename(from, to, (e) => d(e, undefined)))
 export const copyFile = (src: string, dest: string, mode: number): Promise<void> => call<void>((d) => fs.copyFile(src, dest, mode, (e) => d(e, undefined)))
+export const read = (fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> =>
+  call<number>((d) => fs.read(fd, buffer, offset, length, position, d))
+export const write = (fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> =>
+  call<number>((d) => fs.write(fd, buffer, offset, length, position, d))
+export const ftruncate = (fd: number, length: number): Promise<void> => call<void>((d) => fs.ftruncate(fd, length, (e) => d(e, undefined)))
+export const fchmod = (fd: number, mode: number): Promise<void> => call<void>((d) => fs.fchmod(fd, mode, (e) => d(e, undefined)))

@@ -1,5 +1,19 @@
 import { createHash } from 'node:crypto'
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { ToolError } from '@hands/contracts'
@@ -19,19 +33,24 @@ export function tempDir(prefix = 'hands-fs-'): Temp {
 
 /**
  * Lay out a tree under `base` from lines: `d/` a directory, `f` a file whose content is its
- * own name, `a => b` a symlink a with target text b. `$ABS` is replaced with `base`, `$OUT`
- * with `out`. Parents are created as needed.
+ * own name, `f ~N` the same file made N bytes long by a hole after the name (sparse), `a => b`
+ * a symlink a with target text b. `$ABS` is replaced with `base`, `$OUT` with `out`. Parents
+ * are created as needed.
  */
 export function makeTree(base: string, lines: readonly string[], vars: Record<string, string> = {}): void {
   for (const raw of lines) {
     let line = raw
     for (const [k, v] of Object.entries(vars)) line = line.replaceAll(k, v)
-    const [name, link] = line.split(' => ') as [string, string | undefined]
+    const [spec, link] = line.split(' => ') as [string, string | undefined]
+    const [name, sparse] = spec.split(' ~') as [string, string | undefined]
     const full = join(base, name)
     mkdirSync(dirname(full), { recursive: true })
     if (link !== undefined) symlinkSync(link, full)
     else if (name.endsWith('/')) mkdirSync(full, { recursive: true })
-    else writeFileSync(full, name)
+    else {
+      writeFileSync(full, name)
+      if (sparse !== undefined) truncateSync(full, Number(sparse))
+    }
   }
 }
 
@@ -91,4 +110,15 @@ export async function refusal(promise: Promise<unknown>): Promise<ToolError> {
   }
   expect(thrown, 'expected a rejection').toBeInstanceOf(ToolError)
   return thrown as ToolError
+}
+
+/** A root on another filesystem (tmpfs) than the temp dir, when this machine has one. */
+export function otherDevice(base: string): string | null {
+  if (!existsSync('/dev/shm')) return null
+  const dir = realpathSync(mkdtempSync('/dev/shm/hands-fs-'))
+  if (statSync(dir).dev === statSync(base).dev) {
+    rmSync(dir, { recursive: true, force: true })
+    return null
+  }
+  return dir
 }

@@ -17,6 +17,10 @@ beforeEach(() => {
 })
 afterEach(() => w.cleanup())
 
+/** A sparse file in the sentinel tree at the name the swapped-in link offers for `work/sub/sparse`. */
+const OUTSIDE_SPARSE = 'sparse ~2097152'
+const SPARSE_SIZE = 2 * 1024 * 1024
+
 /** Every file under `dir` whose content is one of the sentinel's (outside content read in). */
 function leakedIn(dir: string): string[] {
   const found: string[] = []
@@ -24,7 +28,11 @@ function leakedIn(dir: string): string[] {
     for (const e of readdirSync(p, { withFileTypes: true })) {
       const full = join(p, e.name)
       if (e.isDirectory()) visit(full)
-      else if (e.isFile() && ['secret', 'dir/inner', 'dir/sub/deep'].includes(readFileSync(full, 'utf8'))) found.push(full)
+      else if (e.isFile()) {
+        const content = readFileSync(full)
+        if (['secret', 'dir/inner', 'dir/sub/deep'].includes(content.toString('utf8')) || content.subarray(0, 7).toString('latin1') === 'sparse\0')
+          found.push(full)
+      }
     }
   }
   visit(dir)
@@ -66,16 +74,29 @@ async function underSwapping(layout: readonly string[], iterations: number, roun
 
 describe('race: a directory swapped for a symlink to outside while tools run', () => {
   it(`never creates, changes or removes anything outside the roots (${ITERATIONS} iterations of copy, move, delete, create_directory)`, async () => {
+    makeTree(w.out, [OUTSIDE_SPARSE])
     const before = w.sentinel()
     const codes = new Map<string, number>()
     let done = 0
-    const layout = ['work/sub/file', 'work/sub/d/x', 'work/sub/d/y', 'work/sub/e/z', 'work/src-file', 'work/src-dir/a', 'work/src-dir/b/c']
+    const layout = [
+      'work/sub/file',
+      `work/sub/sparse ~${SPARSE_SIZE}`,
+      'work/sub/d/x',
+      'work/sub/d/y',
+      'work/sub/e/z',
+      'work/src-file',
+      `work/src-sparse ~${SPARSE_SIZE}`,
+      'work/src-dir/a',
+      'work/src-dir/b/c',
+    ]
     const swaps = await underSwapping(layout, ITERATIONS, async (i) => {
       const fs = w.fs
       const calls = [
         fs.copy({ src: 'work/sub', dest: `work/copy-${i}` }),
         fs.copy({ src: 'work/sub/d', dest: `work/copy-d-${i}` }),
         fs.copy({ src: 'work/sub/file', dest: `work/copy-f-${i}` }),
+        fs.copy({ src: 'work/sub/sparse', dest: `work/copy-s-${i}` }),
+        fs.copy({ src: 'work/src-sparse', dest: `work/sub/planted-s-${i}` }),
         fs.copy({ src: 'work/src-file', dest: `work/sub/planted-${i}` }),
         fs.copy({ src: 'work/src-dir', dest: `work/sub/planted-dir-${i}` }),
         fs.copy({ src: 'work/src-file', dest: 'work/sub/file', is_overwrite: true }),
@@ -102,7 +123,7 @@ describe('race: a directory swapped for a symlink to outside while tools run', (
     expect(swaps).toBeGreaterThan(ITERATIONS)
     expect(done).toBeGreaterThan(0)
     expect([...codes.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
-    console.info(`race: ${ITERATIONS} iterations x 11 calls, ${swaps} swaps, ${done} calls done, refusals ${JSON.stringify(Object.fromEntries(codes))}`)
+    console.info(`race: ${ITERATIONS} iterations x 13 calls, ${swaps} swaps, ${done} calls done, refusals ${JSON.stringify(Object.fromEntries(codes))}`)
   }, 120_000)
 
   it('catches a naive check-then-act copy (the control: this harness can fail)', async () => {

@@ -1,9 +1,9 @@
-import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs'
+import { lstatSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { move } from '@hands/contracts'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createFsRuntime, type ConfirmRequest } from '../../src/index.ts'
-import { listTree, makeTree, present, refusal } from '../helpers/tree.ts'
+import { listTree, makeTree, otherDevice, present, refusal } from '../helpers/tree.ts'
 import { makeWorld, valid, type World } from '../helpers/world.ts'
 
 let w: World
@@ -11,17 +11,6 @@ beforeEach(() => {
   w = makeWorld()
 })
 afterEach(() => w.cleanup())
-
-/** A root on another filesystem (tmpfs) than the temp dir, when this machine has one. */
-function otherDevice(base: string): string | null {
-  if (!existsSync('/dev/shm')) return null
-  const dir = realpathSync(mkdtempSync('/dev/shm/hands-fs-'))
-  if (statSync(dir).dev === statSync(base).dev) {
-    rmSync(dir, { recursive: true, force: true })
-    return null
-  }
-  return dir
-}
 
 describe('move', () => {
   it('renames a file, creating missing parents of dest', async () => {

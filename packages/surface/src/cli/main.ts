@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `hands serve | call | tools` — the installed bin, or `pnpm hands ...` from the repo root (no
+ * `hands serve | call | tools | contract` — the installed bin, or `pnpm hands ...` from the repo root (no
  * build step). stdout carries results (or MCP protocol for `serve`); diagnostics go to stderr.
  * Each command loads what it uses: `serve` over stdio answers `initialize` on the MCP SDK alone
  * and loads the tools after; the tokenizer loads on the first token count.
@@ -17,6 +17,7 @@ commands:
   serve        serve the tools over MCP (stdio by default, --http HOST:PORT for Streamable HTTP)
   call         run one tool call and print its result as JSON
   tools        list the enabled tools with their token cost
+  contract     diff two versions of the contract surface (hands contract diff A B)
 
 Run \`hands <command> --help\` for a command's options.`
 
@@ -137,7 +138,10 @@ function help(text: string): number {
   return 0
 }
 
-const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools }
+// Loaded on demand: the contract diff is not needed to serve or call tools.
+const contract = async (argv: string[]) => (await import('./contract.ts')).contract(argv)
+
+const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, contract }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv

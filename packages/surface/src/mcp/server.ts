@@ -8,7 +8,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { toApiTools } from '../adapters/api-tools.ts'
 import type { ConfirmHook } from '../hooks.ts'
-import { renderError, renderResult } from '../render/text.ts'
+import { renderOutcome } from '../render/text.ts'
 import { createSurface, type Session, type SurfaceOptions } from '../session.ts'
 import { newMcpServer } from './sdk-server.ts'
 
@@ -65,13 +65,13 @@ export function attachSession(server: Server, options: SurfaceOptions = {}): Han
     const outcome = await session.call(request.params.name, request.params.arguments ?? {})
     if (outcome.ok) {
       return {
-        content: [{ type: 'text', text: renderResult(outcome.tool, outcome.result, renderOptions) }],
+        content: [{ type: 'text', text: renderOutcome(outcome, renderOptions) }],
         structuredContent: outcome.result as Record<string, unknown>,
       }
     }
     return {
       isError: true,
-      content: [{ type: 'text', text: renderError(outcome.error) }],
+      content: [{ type: 'text', text: renderOutcome(outcome) }],
       _meta: { 'hands/error': outcome.error },
     }
   })

@@ -1,5 +1,6 @@
 import { relative, isAbsolute } from 'node:path'
 import { checkResult, contractOf, isToolName, type ErrorEnvelope, type ToolName, type ToolResult } from '@hands/contracts'
+import type { CallOutcome } from '../outcome.ts'
 
 /** Options for rendering: the workspace root, so paths print relative to it. */
 export interface RenderOptions {
@@ -86,4 +87,9 @@ export function renderResult(tool: string, result: unknown, options: RenderOptio
 /** `code: message — hint`, the text of a failure. */
 export function renderError(error: Pick<ErrorEnvelope, 'code' | 'message' | 'hint'>): string {
   return `${error.code}: ${error.message} — ${error.hint}`
+}
+
+/** The text a model reads for one call: the rendered result, or `code: message — hint` for a failure. */
+export function renderOutcome(outcome: CallOutcome, options: RenderOptions = {}): string {
+  return outcome.ok ? renderResult(outcome.tool, outcome.result, options) : renderError(outcome.error)
 }

@@ -1,0 +1,40 @@
+import { dirname, join, resolve } from 'node:path'
+import ts from 'typescript'
+
+const PACKAGE = join(import.meta.dirname, '..', '..')
+
+/**
+ * Type-check files with this package's tsconfig (the workspace's strict options and
+ * `hands-source` resolution), as `tsc` would. `virtual` maps paths under the package to source
+ * text served from memory. Resolves to one line per diagnostic, empty when the files compile.
+ */
+export function typecheck(files: readonly string[], virtual: Readonly<Record<string, string>> = {}): string[] {
+  const configPath = join(PACKAGE, 'tsconfig.json')
+  const config = ts.getParsedCommandLineOfConfigFile(
+    configPath,
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'))
+      },
+    },
+  )
+  if (config === undefined) throw new Error(`cannot read ${configPath}`)
+  const memory = new Map(Object.entries(virtual).map(([p, text]) => [resolve(PACKAGE, p), text]))
+  const host = ts.createCompilerHost(config.options)
+  const { fileExists, readFile, getSourceFile } = host
+  host.fileExists = (f) => memory.has(resolve(f)) || fileExists(f)
+  host.readFile = (f) => memory.get(resolve(f)) ?? readFile(f)
+  host.getSourceFile = (f, language, onError, isNew) => {
+    const text = memory.get(resolve(f))
+    return text === undefined ? getSourceFile(f, language, onError, isNew) : ts.createSourceFile(f, text, language)
+  }
+  host.directoryExists = (d) => [...memory.keys()].some((p) => p.startsWith(`${resolve(d)}/`)) || ts.sys.directoryExists(d)
+  const roots = [...files.map((f) => resolve(PACKAGE, f)), ...memory.keys()]
+  const program = ts.createProgram({ rootNames: roots, options: config.options, host })
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const where = d.file ? `${d.file.fileName.replace(`${dirname(PACKAGE)}/`, '')}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : '(global)'
+    return `${where}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`
+  })
+}
