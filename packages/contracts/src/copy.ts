@@ -24,5 +24,6 @@ export const copy = defineTool({
   result: CopyResult,
   call: [P.src, P.dest],
   effect: 'mutate',
+  destroysWhen: P.is_overwrite,
   toggle: null,
 })

@@ -19,6 +19,8 @@ export interface ToolContract<I extends TObject = TObject, R extends TObject = T
   /** Input property names in positional call order (e.g. `copy(src, dest)`). */
   call: readonly string[]
   effect: Effect
+  /** The boolean input property under which the call may replace existing data (`is_overwrite`); omitted when none. */
+  destroysWhen?: string
   /** The host toggle that removes this tool, or null when it cannot be switched off. */
   toggle: 'shell' | null
 }
@@ -32,6 +34,8 @@ export interface ToolDescriptor<I extends TObject = TObject, R extends TObject =
   result: R
   call: readonly string[]
   effect: Effect
+  /** The boolean input property under which the call may replace existing data; null when none. */
+  destroysWhen: string | null
   toggle: 'shell' | null
   annotations: ToolAnnotations
 }
@@ -51,7 +55,8 @@ export function describeTool<I extends TObject, R extends TObject>(contract: Too
     result: contract.result,
     call: contract.call,
     effect: contract.effect,
+    destroysWhen: contract.destroysWhen ?? null,
     toggle: contract.toggle,
-    annotations: annotationsFor(contract.effect),
+    annotations: annotationsFor(contract.effect, contract.destroysWhen ?? null),
   }
 }

@@ -44,13 +44,20 @@ const TRAITS: Record<Effect, EffectTraits> = {
   },
 }
 
-/** The traits of an effect (a fresh copy the caller may keep). */
-export function effectTraits(effect: Effect): EffectTraits {
+/**
+ * The traits of an effect (a fresh copy the caller may keep). `destroysWhen` names the boolean
+ * input that lets a call replace existing data (copy/move `is_overwrite`): such a tool MAY
+ * destroy, so its `destructiveHint` is true whatever its effect, and the host confirms the
+ * calls that do (the runtime asks when the flag is set and something would be replaced).
+ */
+export function effectTraits(effect: Effect, destroysWhen: string | null = null): EffectTraits {
   const t = TRAITS[effect]
-  return { ...t, annotations: { ...t.annotations } }
+  return { ...t, annotations: annotationsFor(effect, destroysWhen) }
 }
 
-/** The MCP annotations derived from an effect. */
-export function annotationsFor(effect: Effect): ToolAnnotations {
-  return { ...TRAITS[effect].annotations }
+/** The MCP annotations derived from an effect and the input flag (if any) under which the tool may destroy. */
+export function annotationsFor(effect: Effect, destroysWhen: string | null = null): ToolAnnotations {
+  const annotations = { ...TRAITS[effect].annotations }
+  if (destroysWhen !== null) annotations.destructiveHint = true
+  return annotations
 }

@@ -57,7 +57,7 @@ export {
   type ToolInput,
   type ToolResult,
 } from './registry.ts'
-export { renderPrompt, type PromptOptions, type PromptProse } from './prompt.ts'
+export { promptMarkdown, renderPrompt, type PromptOptions, type PromptProse } from './prompt.ts'
 export {
   assertInput,
   checkInput,

@@ -23,5 +23,6 @@ export const move = defineTool({
   result: MoveResult,
   call: [P.src, P.dest],
   effect: 'mutate',
+  destroysWhen: P.is_overwrite,
   toggle: null,
 })

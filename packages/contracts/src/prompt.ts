@@ -39,3 +39,14 @@ export function renderPrompt(options: Partial<PromptOptions> = {}): PromptProse 
       : null,
   }
 }
+
+/**
+ * The prompt prose as Markdown, as a harness pastes it: the system-prompt lines, then the code
+ * tool's paragraph under a heading naming the code tool (left out when shell tools are off).
+ */
+export function promptMarkdown(prose: PromptProse, codeTool: string): string {
+  const lines = [prose.executionLine, prose.inspectLine, prose.batchLine].filter((l): l is string => l !== null)
+  const out = ['## System prompt', '', ...lines]
+  if (prose.codeToolParagraph !== null) out.push('', `## ${codeTool} description`, '', prose.codeToolParagraph)
+  return out.join('\n')
+}

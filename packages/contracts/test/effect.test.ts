@@ -2,8 +2,24 @@ import { describe, expect, it } from 'vitest'
 import { CONTRACTS, TOOLS, annotationsFor, effectTraits } from '@hands/contracts'
 
 describe('effect', () => {
-  it('derives every descriptor annotation from the effect, never per tool', () => {
-    for (const t of TOOLS) expect(t.annotations).toEqual(annotationsFor(t.effect))
+  it('derives every descriptor annotation from the effect and its destroying flag, never per tool', () => {
+    for (const t of TOOLS) expect(t.annotations).toEqual(annotationsFor(t.effect, t.destroysWhen))
+  })
+
+  it('marks copy and move destructive, since is_overwrite may replace files, and keeps them mutating', () => {
+    const destructive = TOOLS.filter((t) => t.annotations.destructiveHint).map((t) => t.name)
+    expect(destructive).toEqual(['shell_run', 'shell_background', 'shell_type', 'copy', 'move', 'delete'])
+    for (const name of ['copy', 'move']) {
+      const t = TOOLS.find((d) => d.name === name)
+      expect(t).toMatchObject({
+        effect: 'mutate',
+        destroysWhen: 'is_overwrite',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+      })
+      expect(Object.keys((t!.input as { properties: object }).properties)).toContain(t?.destroysWhen)
+    }
+    expect(TOOLS.filter((t) => t.destroysWhen !== null).map((t) => t.name)).toEqual(['copy', 'move'])
+    expect(annotationsFor('mutate').destructiveHint).toBe(false)
   })
 
   it('marks read tools read-only and parallel-safe and nothing else', () => {

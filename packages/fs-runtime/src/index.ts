@@ -1,5 +1,5 @@
 export { consultGates, type GateVerdict, type PathAccess, type PathGate } from './confine/gate.ts'
 export { resolveInside, type ResolveInsideOptions } from './confine/resolve.ts'
 export { isWithin } from './confine/roots.ts'
-export type { ConfirmHook, ConfirmRequest } from './runtime/context.ts'
+export type { ConfirmDecline, ConfirmHook, ConfirmRequest, ConfirmTarget } from './runtime/context.ts'
 export { createFsRuntime, type FsRuntime, type FsRuntimeOptions } from './runtime/create.ts'

@@ -1,5 +1,6 @@
 export { createShellRuntime, type ShellRuntime } from './runtime/create-shell-runtime.ts'
 export type { ShellRuntimeOptions } from './runtime/options.ts'
+export { captureLoginEnvironment } from './runtime/capture-login-environment.ts'
 export type { LoginEnvironment, ShellResource } from './runtime/session.ts'
 export { BASE_ALLOWLIST } from './env/allowlist.ts'
 export { NON_INTERACTIVE, TERMINAL } from './env/child-env.ts'

@@ -1,7 +1,8 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { logsUntil, makeRuntime, tempDir } from './helpers.ts'
+import { captureLoginEnvironment } from '../src/index.ts'
+import { jobProcesses, logsUntil, makeRuntime, tempDir } from './helpers.ts'
 
 function profileHome(profile: string): string {
   const home = tempDir('home')
@@ -73,5 +74,46 @@ describe('login environment', () => {
     expect(env.source).toBe('host')
     expect(env.error).toContain('broken')
     expect(env.env['MY_API_KEY']).toBeUndefined()
+  })
+
+  it('is captured once outside any session and shared: runtimes given it run no login shell of their own', async () => {
+    const home = profileHome(PROFILE)
+    const captured = await captureLoginEnvironment({ roots: [home], hostEnv: hostEnv(home), envAllow: ['PROFILE_*'] })
+    expect(captured).toMatchObject({ source: 'login', error: null })
+    expect(captured.env['PROFILE_ONLY']).toBe('set-by-profile')
+    let asked = 0
+    const loginEnv = async () => {
+      asked++
+      return captured
+    }
+    const runtimes = [1, 2, 3].map(() => makeRuntime({ hostEnv: hostEnv(home), loginEnv }).rt)
+    for (const rt of runtimes) {
+      const r = await rt.shell_run({ commands: ['hello-from-profile', 'echo "[${PROFILE_ONLY-}]"'] })
+      expect(r.commands[0]?.stdout).toBe('hello from the profile PATH\n')
+      expect(r.commands[1]?.stdout).toBe('[]\n')
+    }
+    // The capture's own runtime ran the profile; none of the three did.
+    expect(readFileSync(join(home, 'profile-ran'), 'utf8')).toBe('ran\n')
+    expect(asked).toBe(3)
+    const allowed = makeRuntime({ hostEnv: hostEnv(home), loginEnv, envAllow: ['PROFILE_*'] }).rt
+    expect((await allowed.shell_run({ commands: ['echo "[${PROFILE_ONLY-}]"'] })).commands[0]?.stdout).toBe('[set-by-profile]\n')
+  })
+
+  it('stops a login-environment capture when asked, leaving nothing behind and reporting the host environment', async () => {
+    const home = profileHome('sleep 30\n')
+    const stop = new AbortController()
+    const started = performance.now()
+    const capture = captureLoginEnvironment({ roots: [home], hostEnv: hostEnv(home) }, stop.signal)
+    setTimeout(() => stop.abort(), 300)
+    const env = await capture
+    expect(performance.now() - started).toBeLessThan(10_000)
+    expect(env.source).toBe('host')
+    expect(env.env['HOME']).toBe(home)
+    expect(env.env['MY_API_KEY']).toBeUndefined()
+    expect(jobProcesses()).toEqual([])
+    expect(await captureLoginEnvironment({ roots: [home], hostEnv: hostEnv(home) }, stop.signal)).toMatchObject({
+      source: 'host',
+      error: expect.stringContaining('stopped'),
+    })
   })
 })

@@ -15,4 +15,4 @@ export type BeforeCallHook = (call: CallInfo) => void | { refuse: string } | Pro
 export type AfterCallHook = (call: CallInfo & { outcome: CallOutcome; duration_ms: number }) => void | Promise<void>
 
 /** Asked before a destructive act (delete, or copy/move onto an existing path); false declines. */
-export type { ConfirmHook, ConfirmRequest } from '@hands/fs-runtime'
+export type { ConfirmDecline, ConfirmHook, ConfirmRequest, ConfirmTarget } from '@hands/fs-runtime'

@@ -8,13 +8,21 @@ import {
   isToolName,
   renderPrompt,
   toErrorEnvelope,
+  ToolError,
   type PromptProse,
   type ToolContract,
   type ToolDescriptor,
   type ToolName,
 } from '@hands/contracts'
 import { createFsRuntime, type PathGate } from '@hands/fs-runtime'
-import { createShellRuntime, type ShellResource } from '@hands/shell-runtime'
+import {
+  captureLoginEnvironment,
+  createShellRuntime,
+  type LoginEnvironment,
+  type ShellResource,
+  type ShellRuntime,
+  type ShellRuntimeOptions,
+} from '@hands/shell-runtime'
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
 import { failure, type CallOutcome } from './outcome.ts'
 
@@ -37,6 +45,11 @@ export interface SurfaceOptions {
   stopGraceMs?: number
   /** Extra environment variable names passed through to commands. */
   envAllow?: string[]
+  /**
+   * The login environment commands start from, when the host captured it already (see
+   * `shareLoginEnvironment`); without it the session runs `bash -l` once, on its first command.
+   */
+  loginEnv?: () => Promise<LoginEnvironment>
   /** Asked before every destructive act; may decline (`not_confirmed`). */
   confirm?: ConfirmHook
   /** Path access gates, consulted by every fs tool and every shell `cwd`. */
@@ -58,7 +71,7 @@ export interface Session {
   /** Validate, then run one tool. Never rejects for a tool failure. */
   call<N extends ToolName>(name: N, input: unknown): Promise<CallOutcome<N>>
   call(name: string, input: unknown): Promise<CallOutcome>
-  /** Background shells of this session, live and exited. Empty when the shell toggle is off. */
+  /** Background shells of this session, live and exited. Empty when the shell toggle is off, and until the first shell call starts the shell runtime. */
   resources(): ShellResource[]
   /** Every line a shell's ring retains (oldest first), without counting as a read; null for an unknown id. */
   retainedLines(id: string): string[] | null
@@ -82,9 +95,42 @@ export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool
   return enabledContracts(options).map((c) => describeTool(c, prose))
 }
 
+const rootsOf = (options: SurfaceOptions) => (options.roots?.length ? options.roots : [process.cwd()])
+
+/** The shell runtime's options from the session's. */
+function shellOptions(options: SurfaceOptions): ShellRuntimeOptions {
+  return {
+    roots: rootsOf(options),
+    ...(options.gates ? { gates: options.gates } : {}),
+    ...(options.envAllow ? { envAllow: options.envAllow } : {}),
+    ...(options.runBoundMs !== undefined ? { runBoundMs: options.runBoundMs } : {}),
+    ...(options.headBytes !== undefined ? { headBytes: options.headBytes } : {}),
+    ...(options.tailBytes !== undefined ? { tailBytes: options.tailBytes } : {}),
+    ...(options.ringLines !== undefined ? { ringLines: options.ringLines } : {}),
+    ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
+    ...(options.loginEnv ? { loginEnv: options.loginEnv } : {}),
+  }
+}
+
+/**
+ * Start capturing the login environment now, in the background, once for every session made
+ * with the options returned (they carry it as `loginEnv`). A session's first command waits for
+ * the capture only while it is still running; it is never captured again. Aborting `signal`
+ * stops a capture still running (sessions then start from the host's allowed variables). Options
+ * that already carry a `loginEnv`, or switch the shell tools off, come back as they are.
+ */
+export function shareLoginEnvironment(options: SurfaceOptions = {}, signal?: AbortSignal): SurfaceOptions {
+  if (options.loginEnv !== undefined || !(options.toggles?.shell ?? true)) return options
+  const captured = captureLoginEnvironment(shellOptions(options), signal)
+  captured.catch(() => {
+    // Each session that asks sees the failure itself.
+  })
+  return { ...options, loginEnv: () => captured }
+}
+
 /** Create a session with its runtimes. */
 export function createSurface(options: SurfaceOptions = {}): Session {
-  const roots = options.roots?.length ? options.roots : [process.cwd()]
+  const roots = rootsOf(options)
   const isShell = options.toggles?.shell ?? true
   const enabled = enabledContracts(options)
   const tools = enabledTools(options)
@@ -94,18 +140,20 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     ...(options.gates ? { gates: options.gates } : {}),
     ...(options.confirm ? { confirm: options.confirm } : {}),
   })
-  const shell = isShell
-    ? createShellRuntime({
-        roots,
-        ...(options.gates ? { gates: options.gates } : {}),
-        ...(options.envAllow ? { envAllow: options.envAllow } : {}),
-        ...(options.runBoundMs !== undefined ? { runBoundMs: options.runBoundMs } : {}),
-        ...(options.headBytes !== undefined ? { headBytes: options.headBytes } : {}),
-        ...(options.tailBytes !== undefined ? { tailBytes: options.tailBytes } : {}),
-        ...(options.ringLines !== undefined ? { ringLines: options.ringLines } : {}),
-        ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
-      })
-    : null
+  // The shell runtime (its spool folder, cgroup and reaper) starts with the first shell call.
+  let shell: ShellRuntime | null = null
+  const listeners = new Set<() => void>()
+  const shellRuntime = (): ShellRuntime => {
+    if (shell !== null) return shell
+    if (closed !== null)
+      throw new ToolError({ code: 'disabled', message: 'this hands session is closed', hint: 'Open a new session to call tools.', is_preflight: true })
+    shell = createShellRuntime(shellOptions(options))
+    shell.onResourcesChanged(() => {
+      for (const l of listeners) l()
+    })
+    return shell
+  }
+  let closed: Promise<void> | null = null
 
   const runners: Partial<Record<ToolName, Runner>> = {
     copy: (i) => fs.copy(i as never),
@@ -114,15 +162,13 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     create_directory: (i) => fs.create_directory(i as never),
     file_exists: (i) => fs.file_exists(i as never),
   }
-  if (shell !== null) {
-    runners.shell_run = (i) => shell.shell_run(i as never)
-    runners.shell_background = (i) => shell.shell_background(i as never)
-    runners.shell_logs = (i) => shell.shell_logs(i as never)
-    runners.shell_type = (i) => shell.shell_type(i as never)
-    runners.shell_stop = (i) => shell.shell_stop(i as never)
+  if (isShell) {
+    runners.shell_run = (i) => shellRuntime().shell_run(i as never)
+    runners.shell_background = (i) => shellRuntime().shell_background(i as never)
+    runners.shell_logs = (i) => shellRuntime().shell_logs(i as never)
+    runners.shell_type = (i) => shellRuntime().shell_type(i as never)
+    runners.shell_stop = (i) => shellRuntime().shell_stop(i as never)
   }
-
-  let closed: Promise<void> | null = null
 
   async function call(name: string, input: unknown): Promise<CallOutcome> {
     if (closed !== null) {
@@ -201,9 +247,15 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     call: call as Session['call'],
     resources: () => (shell === null ? [] : shell.resources()),
     retainedLines: (id) => (shell === null ? null : shell.retainedLines(id)),
-    onResourcesChanged: (listener) => (shell === null ? () => {} : shell.onResourcesChanged(listener)),
+    onResourcesChanged: (listener) => {
+      const l = () => listener()
+      listeners.add(l)
+      return () => {
+        listeners.delete(l)
+      }
+    },
     close: () => {
-      closed ??= shell === null ? Promise.resolve() : shell.close()
+      closed ??= (shell === null ? Promise.resolve() : shell.close()).finally(() => listeners.clear())
       return closed
     },
   }

@@ -97,4 +97,15 @@ describe('hands CLI', () => {
     expect(flag.code).toBe(2)
     expect(flag.stderr).toContain('--ring-lines takes a positive integer')
   }, 120_000)
+
+  it('serve documents the HTTP limits and refuses them without --http or with a bad value', () => {
+    const help = hands(['serve', '--help'])
+    for (const f of ['--session-idle-ms', '--max-sessions', '--max-body-bytes', '--allow-host']) expect(help.stdout).toContain(f)
+    const stdio = hands(['serve', '--max-sessions', '4'])
+    expect(stdio.code).toBe(2)
+    expect(stdio.stderr).toContain('--max-sessions applies to --http only')
+    const bad = hands(['serve', '--http', '127.0.0.1:0', '--session-idle-ms', '0'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--session-idle-ms takes a positive integer')
+  }, 120_000)
 })

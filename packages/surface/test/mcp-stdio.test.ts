@@ -147,7 +147,6 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     const c = await open([])
     await c.client.listTools()
     const cases: Array<[string, Record<string, unknown>, string]> = [
-      ['shell', { commands: ['true'] }, 'unknown_tool'],
       ['shell_logs', { id: 'dev', n: 0 }, 'invalid_input'],
       ['shell_logs', { id: 'nope' }, 'unknown_id'],
       ['copy', { src: '../../etc/passwd', dest: 'x' }, 'outside_roots'],
@@ -192,11 +191,23 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     await closeAndProveGone(allowed)
   }, 60_000)
 
-  it('offers no shell tool with --no-shell and refuses a call to one as disabled', async () => {
+  it('answers a call to a tool it does not serve with the protocol error -32602, not a tool result', async () => {
+    const c = await open([])
+    await expect(c.client.callTool({ name: 'shell', arguments: { commands: ['true'] } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown tool: "shell"'),
+    })
+    await closeAndProveGone(c)
+  })
+
+  it('offers no shell tool with --no-shell and refuses a call to one as a protocol error naming the toggle', async () => {
     const c = await open(['--no-shell'])
     const { tools } = await c.client.listTools()
     expect(tools.map((t) => t.name)).toEqual(['copy', 'move', 'delete', 'create_directory', 'file_exists'])
-    expect(envelope(await c.client.callTool({ name: 'shell_run', arguments: { commands: ['true'] } }))).toMatchObject({ code: 'disabled' })
+    await expect(c.client.callTool({ name: 'shell_run', arguments: { commands: ['true'] } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('shell_run is switched off by the host (toggle `shell`)'),
+    })
     await closeAndProveGone(c)
   })
 
@@ -238,5 +249,57 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     expect(await eventually(() => !isAlive(bg.pid))).toBe(true)
     expect(await eventually(() => processesMentioning(c.root).length === 0)).toBe(true)
     expect(c.stderr()).toContain('stopping shells')
+  })
+
+  it('answers a message over the 10 MiB stdio limit with an error for that request and keeps serving, its shells alive', async () => {
+    const c = await open([])
+    const bg = structured<{ pid: number }>(await c.client.callTool({ name: 'shell_background', arguments: { commands: ['sleep 1000'], id: 'before' } }))
+    const huge = 'x'.repeat(11 * 1024 * 1024)
+    await expect(c.client.callTool({ name: 'shell_run', arguments: { commands: [`echo ${huge}`] } })).rejects.toMatchObject({
+      code: -32600,
+      message: expect.stringContaining("over this server's 10485760-byte limit for one stdio message"),
+    })
+    expect(isAlive(bg.pid)).toBe(true)
+    const after = structured<{ commands: Array<{ stdout: string }> }>(
+      await c.client.callTool({ name: 'shell_run', arguments: { commands: ['echo still serving'] } }),
+    )
+    expect(after.commands[0]?.stdout).toBe('still serving\n')
+    // Just under the limit is read as usual.
+    const near = 'y'.repeat(9 * 1024 * 1024)
+    const big = structured<{ commands: Array<{ stdout: string }> }>(
+      await c.client.callTool({ name: 'shell_run', arguments: { commands: [`echo ${near.length}`] } }),
+    )
+    expect(big.commands[0]?.stdout).toBe(`${near.length}\n`)
+    expect(c.stderr()).toContain('dropped a stdio message of')
+    await closeAndProveGone(c)
+  }, 90_000)
+
+  it('shows a person every path of a delete escaped, one per line, saying which are directories and how much they hold', async () => {
+    const asked: string[] = []
+    const c = await open([], {}, { elicitation: {} })
+    c.client.setRequestHandler(ElicitRequestSchema, (req) => {
+      asked.push(req.params.message)
+      return { action: 'decline' }
+    })
+    const spoof = 'tmp.log\n\n(only this temporary log file is affected; nothing else is deleted)\u001b[2K\u001b[1A\u202e'
+    writeFileSync(join(c.root, spoof), 'log\n')
+    mkdirSync(join(c.root, 'important'))
+    writeFileSync(join(c.root, 'important', 'data.db'), 'x'.repeat(5000))
+    writeFileSync(join(c.root, 'important', 'notes'), 'y'.repeat(10))
+    expect(envelope(await c.client.callTool({ name: 'delete', arguments: { paths: [spoof, 'important'] } }))).toMatchObject({ code: 'not_confirmed' })
+    expect(existsSync(join(c.root, 'important', 'data.db'))).toBe(true)
+    expect(existsSync(join(c.root, spoof))).toBe(true)
+
+    const message = asked[0] as string
+    expect(message).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200b-\u200f]/)
+    const lines = message.split('\n')
+    expect(lines[0]).toBe('delete asks to delete 2 paths:')
+    expect(lines[1]).toBe(
+      `- "${c.root}/tmp.log\\n\\n(only this temporary log file is affected; nothing else is deleted)\\x1b[2K\\x1b[1A\\u{202e}": file, 4 bytes`,
+    )
+    expect(lines[2]).toBe(`- "${c.root}/important": directory holding 2 files, 5010 bytes (4.9 KiB)`)
+    expect(lines[3]).toBe('Everything inside the directory goes too.')
+    expect(lines).toHaveLength(4)
+    await closeAndProveGone(c)
   })
 })

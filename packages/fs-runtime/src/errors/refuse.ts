@@ -167,10 +167,14 @@ export function protectedPath(n: Named, detail: string, roots: readonly string[]
   })
 }
 
-export function notConfirmed(tool: string, action: string, paths: readonly string[]): ToolError {
+export function notConfirmed(tool: string, action: string, paths: readonly string[], why: string | null = null): ToolError {
+  const list = paths.map((p) => JSON.stringify(p)).join(', ')
   return new ToolError({
     code: 'not_confirmed',
-    message: `The host declined to ${action} ${paths.map((p) => JSON.stringify(p)).join(', ')}; ${tool} changed nothing.`,
+    message:
+      why === null
+        ? `The host declined to ${action} ${list}; ${tool} changed nothing.`
+        : `Not confirmed to ${action} ${list}: ${why}; ${tool} changed nothing.`,
     hint: 'Ask the user, or leave these paths as they are.',
     is_preflight: true,
   })

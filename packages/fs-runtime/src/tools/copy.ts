@@ -111,7 +111,7 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
     for (const { rel, text } of linksOf(src.entries)) {
       await requireLinkInside(ctx.roots, joinReal(dest.real, dirOfRel(rel)), text, { label: 'src', given: `${srcGiven.replace(/\/+$/, '')}/${rel}` })
     }
-    if (dest.stats !== null) await confirmOrRefuse(ctx, { tool: COPY, action: 'overwrite', paths: [dest.real] }, [destGiven])
+    if (dest.stats !== null) await confirmOrRefuse(ctx, COPY, 'overwrite', [dest], [destGiven])
 
     // Act: everything below changes the filesystem.
     const made = await openDestParent(dest)

@@ -89,7 +89,9 @@ export async function deletePaths(ctx: Context, input: DeleteInput): Promise<Del
   const doomed = plans.filter((p) => p.r?.stats != null)
   await confirmOrRefuse(
     ctx,
-    { tool: DELETE, action: 'delete', paths: doomed.map((p) => (p.r as Resolved).real) },
+    DELETE,
+    'delete',
+    doomed.map((p) => p.r as Resolved),
     doomed.map((p) => p.given),
   )
   const out: DeleteResult['paths'] = []

@@ -175,7 +175,7 @@ export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResu
       await top.close()
     }
   }
-  if (dest.stats !== null) await confirmOrRefuse(ctx, { tool: MOVE, action: 'overwrite', paths: [dest.real] }, [destGiven])
+  if (dest.stats !== null) await confirmOrRefuse(ctx, MOVE, 'overwrite', [dest], [destGiven])
 
   // Act.
   const srcParent = await pinDir(src.parent, src, true)

@@ -104,7 +104,14 @@ describe('copy', () => {
     const asked: ConfirmRequest[] = []
     const fs = w.with({ confirm: (req) => (asked.push(req), true) })
     await fs.copy({ src: 'src', dest: 'dst', is_overwrite: true })
-    expect(asked).toEqual([{ tool: 'copy', action: 'overwrite', paths: [join(w.root, 'dst')] }])
+    expect(asked).toEqual([
+      {
+        tool: 'copy',
+        action: 'overwrite',
+        paths: [join(w.root, 'dst')],
+        targets: [{ path: join(w.root, 'dst'), kind: 'directory', files: 2, bytes: 'dst/old'.length + 'dst/sub/older'.length }],
+      },
+    ])
     expect(Object.keys(listTree(join(w.root, 'dst')))).toEqual(['new'])
     expect(Object.keys(listTree(w.root)).filter((k) => k.includes('hands-'))).toEqual([])
   })

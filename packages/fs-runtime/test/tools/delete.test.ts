@@ -87,8 +87,36 @@ describe('delete', () => {
     const e = await refusal(fs.delete({ paths: ['a', 'missing', 'd'] }))
     expect(e.code).toBe('not_confirmed')
     expect(e.is_preflight).toBe(true)
-    expect(asked).toEqual([{ tool: 'delete', action: 'delete', paths: [join(w.root, 'a'), join(w.root, 'd')] }])
+    expect(asked).toEqual([
+      {
+        tool: 'delete',
+        action: 'delete',
+        paths: [join(w.root, 'a'), join(w.root, 'd')],
+        targets: [
+          { path: join(w.root, 'a'), kind: 'file', files: 1, bytes: 1 },
+          { path: join(w.root, 'd'), kind: 'directory', files: 1, bytes: 3 },
+        ],
+      },
+    ])
     expect(Object.keys(listTree(w.root))).toEqual(['a', 'd', 'd/x'])
+  })
+
+  it('tells the hook what each path is and what a directory holds, counting symlinks without following them', async () => {
+    makeTree(w.root, ['tree/one', 'tree/sub/two', 'tree/sub/deeper/three', 'tree/empty/', 'tree/out => /etc', 'tree/self => ../tree', 'link => tree'])
+    const asked: ConfirmRequest[] = []
+    const fs = w.with({
+      confirm: (req) => {
+        asked.push(req)
+        return { declined: 'the test said no' }
+      },
+    })
+    const e = await refusal(fs.delete({ paths: ['tree', 'link'] }))
+    expect(e.message).toBe('Not confirmed to delete "tree", "link": the test said no; delete changed nothing.')
+    expect(asked[0]?.targets).toEqual([
+      // one, sub/two, sub/deeper/three and the two symlinks: 5 entries; bytes of the three files only.
+      { path: join(w.root, 'tree'), kind: 'directory', files: 5, bytes: 'tree/one'.length + 'tree/sub/two'.length + 'tree/sub/deeper/three'.length },
+      { path: join(w.root, 'link'), kind: 'symlink', files: 1, bytes: 0 },
+    ])
   })
 
   it('deletes once the confirmation hook agrees, and counts a throwing hook as declining', async () => {

@@ -1,4 +1,5 @@
 import type { PathGate } from '@hands/fs-runtime'
+import type { LoginEnvironment } from './session.ts'
 
 /** Options of `createShellRuntime`. Every bound is a host setting, never a tool parameter. */
 export interface ShellRuntimeOptions {
@@ -30,6 +31,12 @@ export interface ShellRuntimeOptions {
   terminal?: { cols: number; rows: number }
   /** Bound on the one-time login-environment capture, in ms; default 15000. */
   loginEnvBoundMs?: number
+  /**
+   * The login environment, supplied by the host instead of captured by this runtime: one capture
+   * (`captureLoginEnvironment`) shared by many runtimes, so `bash -l` runs once per process.
+   * Called once, on the first command; this runtime's allowlist still applies to what it returns.
+   */
+  loginEnv?: () => Promise<LoginEnvironment>
 }
 
 /** Options with every default applied. */
@@ -49,6 +56,7 @@ export interface ResolvedOptions {
   cols: number
   rows: number
   loginEnvBoundMs: number
+  loginEnv: (() => Promise<LoginEnvironment>) | undefined
 }
 
 function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
@@ -76,5 +84,6 @@ export function resolveOptions(options: ShellRuntimeOptions, tmp: string): Resol
     cols: positiveInt('terminal.cols', options.terminal?.cols, 200),
     rows: positiveInt('terminal.rows', options.terminal?.rows, 50),
     loginEnvBoundMs: positiveInt('loginEnvBoundMs', options.loginEnvBoundMs, 15_000),
+    loginEnv: options.loginEnv,
   }
 }

@@ -127,10 +127,15 @@ export class Session {
     }
   }
 
-  /** The login environment, captured once from `bash -l` (see `refreshLoginEnv`). */
+  /** The login environment: the host's (`options.loginEnv`), else captured once from `bash -l` (see `refreshLoginEnv`). */
   loginEnv(): Promise<LoginEnvironment> {
-    this.#loginEnv ??= this.#captureLoginEnv()
+    this.#loginEnv ??= this.options.loginEnv === undefined ? this.#captureLoginEnv() : this.#hostLoginEnv(this.options.loginEnv)
     return this.#loginEnv
+  }
+
+  async #hostLoginEnv(supply: () => Promise<LoginEnvironment>): Promise<LoginEnvironment> {
+    const given = await supply()
+    return { ...given, env: pickAllowed(given.env, this.options.envAllow) }
   }
 
   /** Capture the login environment again (after the profile changed); later commands use it. */

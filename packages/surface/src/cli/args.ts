@@ -25,7 +25,8 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
 /** A usage error: printed with the command's help, exit code 2. */
 export class UsageError extends Error {}
 
-function positiveInt(flag: string, value: string | undefined): number | undefined {
+/** A positive integer flag's value, or undefined when the flag is absent. */
+export function positiveInt(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${flag} takes a positive integer, got ${JSON.stringify(value)}`)
   return Number(value)

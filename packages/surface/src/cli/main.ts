@@ -9,7 +9,7 @@ import { statSync } from 'node:fs'
 import { API_FORMATS, type ApiFormat } from '../adapters/api-tools.ts'
 import { TOKEN_ENCODING } from '../adapters/token-cost.ts'
 import type { SurfaceOptions } from '../session.ts'
-import { SESSION_HELP, UsageError, parse, sessionOptions } from './args.ts'
+import { SESSION_HELP, UsageError, parse, positiveInt, sessionOptions } from './args.ts'
 
 const MAIN_HELP = `usage: hands <command> [options]
 
@@ -21,13 +21,21 @@ commands:
 
 Run \`hands <command> --help\` for a command's options.`
 
-const SERVE_HELP = `usage: hands serve [options]
+/** `serve --help`; the HTTP defaults come from the HTTP module, loaded only here and for --http. */
+const serveHelp = async () => {
+  const { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } = await import('../mcp/http.ts')
+  return `usage: hands serve [options]
 
 Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go to stderr.
 
   --http HOST:PORT      serve Streamable HTTP at http://HOST:PORT/mcp (loopback only unless --allow-remote)
   --allow-remote        allow a non-loopback --http bind
+  --session-idle-ms N   HTTP: close a session (stopping its shells) after N ms without a request (default ${DEFAULT_SESSION_IDLE_MS})
+  --max-sessions N      HTTP: sessions open at once; one more initialize gets 503 (default ${DEFAULT_MAX_SESSIONS})
+  --max-body-bytes N    HTTP: the largest request body read; a larger one gets 413 (default ${DEFAULT_MAX_BODY_BYTES})
+  --allow-host NAME     HTTP: also accept this Host header (NAME for NAME:PORT, or NAME:PORT; repeatable)
 ${SESSION_HELP}`
+}
 
 const CALL_HELP = `usage: hands call TOOL JSON [options]
 
@@ -45,8 +53,15 @@ List the enabled tools with what each costs the model on every request
 ${SESSION_HELP}`
 
 async function serve(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { http: { type: 'string' }, 'allow-remote': { type: 'boolean' } })
-  if (values.help) return help(SERVE_HELP)
+  const { values, positionals } = parse(argv, {
+    http: { type: 'string' },
+    'allow-remote': { type: 'boolean' },
+    'session-idle-ms': { type: 'string' },
+    'max-sessions': { type: 'string' },
+    'max-body-bytes': { type: 'string' },
+    'allow-host': { type: 'string', multiple: true },
+  })
+  if (values.help) return help(await serveHelp())
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
   // The stdio server loads its session after the handshake: refuse a bad root before that.
@@ -54,6 +69,9 @@ async function serve(argv: string[]): Promise<number> {
     if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--root ${root} is not a directory`)
   }
   if (values.http === undefined) {
+    for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'max-body-bytes', 'allow-host'] as const) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)
+    }
     const { serveStdio } = await import('../mcp/stdio.ts')
     await serveStdio(options)
     await warnWithoutPty(options)
@@ -61,7 +79,21 @@ async function serve(argv: string[]): Promise<number> {
   }
   const { serveHttp, parseListen } = await import('../mcp/http.ts')
   const listen = parseListen(values.http)
-  const running = await serveHttp({ ...listen, allowRemote: values['allow-remote'] === true }, options)
+  const sessionIdleMs = positiveInt('session-idle-ms', values['session-idle-ms'])
+  const maxSessions = positiveInt('max-sessions', values['max-sessions'])
+  const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'])
+  const allowHosts = values['allow-host'] ?? []
+  const running = await serveHttp(
+    {
+      ...listen,
+      allowRemote: values['allow-remote'] === true,
+      ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
+      ...(maxSessions !== undefined ? { maxSessions } : {}),
+      ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+      ...(allowHosts.length > 0 ? { allowHosts } : {}),
+    },
+    options,
+  )
   process.stderr.write(`hands: serving MCP over Streamable HTTP at ${running.url}\n`)
   await warnWithoutPty(options)
   const stop = async (why: string) => {

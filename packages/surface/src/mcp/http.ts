@@ -2,18 +2,29 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
-import type { SurfaceOptions } from '../session.ts'
+import { shareLoginEnvironment, type SurfaceOptions } from '../session.ts'
+import { allowedHosts, hostHeader, isAllowedOrigin, isLoopback } from './guard.ts'
+import { BodyTooLarge, readBody } from './read-body.ts'
 import { createMcpServer, type HandsMcpServer } from './server.ts'
 
+export { isLoopback }
+
 export const MCP_PATH = '/mcp'
+/** A session with no request for this long is closed (30 minutes). */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000
+/** Sessions open at once, at most. */
+export const DEFAULT_MAX_SESSIONS = 32
+/** The largest request body read (4 MiB); a larger one is answered 413. */
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+/** How long a client answered 413 may go on sending (read and dropped) before its connection is cut. */
+const DRAIN_MS = 5000
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
-
-/** True for a host name or address that only this machine can reach. */
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host)
-}
+/** JSON-RPC codes the front door answers with. */
+const PARSE_ERROR = -32700
+const SERVER_ERROR = -32000
+const SESSION_NOT_FOUND = -32001
 
 /** Parse `HOST:PORT` (IPv6 as `[::1]:PORT`); port 0 picks a free port. */
 export function parseListen(value: string): { host: string; port: number } {
@@ -28,29 +39,75 @@ export interface HttpServeOptions {
   port: number
   /** Bind a non-loopback address. Without it such a bind is refused. */
   allowRemote?: boolean
+  /** A session with no request for this many ms is closed, its shells stopped (default 30 minutes). */
+  sessionIdleMs?: number
+  /** Sessions open at once; one more `initialize` is answered 503 (default 32). */
+  maxSessions?: number
+  /** The largest request body read, in bytes; a larger one is answered 413 (default 4 MiB). */
+  maxBodyBytes?: number
+  /** More Host header values to accept (`name` for `name:PORT`, or `name:port`), besides the bind address and, on loopback, the loopback names. */
+  allowHosts?: string[]
 }
 
 export interface RunningHttpServer {
   url: string
+  /** Ids of the sessions open now. */
+  sessions(): string[]
   /** Close every MCP session (stopping its shells) and the listener. */
   close(): Promise<void>
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  const text = Buffer.concat(chunks).toString('utf8')
-  return text === '' ? undefined : JSON.parse(text)
+interface LiveSession {
+  id: string
+  transport: StreamableHTTPServerTransport
+  hands: HandsMcpServer
+  /** Requests of this session still open (a held SSE stream counts). */
+  active: number
+  idle: NodeJS.Timeout | null
 }
 
-function reply(res: ServerResponse, status: number, message: string) {
-  res.writeHead(status, { 'content-type': 'application/json' })
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
+/** Ids of sessions that ended, remembered (boundedly) only to say so in the 404. */
+const ENDED_KEPT = 1024
+
+class BadBody extends Error {}
+
+async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const text = (await readBody(req, limit)).toString('utf8')
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    throw new BadBody(`the request body is not JSON (${(e as Error).message})`)
+  }
+}
+
+/** Why a POST's headers are refused before its body is read, or null when they are fine. */
+function postHeaders(req: IncomingMessage): { status: number; message: string } | null {
+  if (!isJsonContentType(req.headers['content-type'])) {
+    return { status: 415, message: `Unsupported Media Type: Content-Type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '')}` }
+  }
+  const accept = req.headers.accept ?? ''
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    return { status: 406, message: 'Not Acceptable: Accept must list both application/json and text/event-stream' }
+  }
+  return null
+}
+
+function reply(res: ServerResponse, status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: typeof id === 'string' || typeof id === 'number' ? id : null }))
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer (got ${value})`)
+  return value
 }
 
 /**
  * Serve MCP over Streamable HTTP at `http://HOST:PORT/mcp`. Each MCP session is one hands
- * session with its own shells, stopped when the client ends the session or the server closes.
+ * session with its own shells, stopped when the client ends the session (DELETE), when it has
+ * had no request for `sessionIdleMs`, or when the server closes. At most `maxSessions` are
+ * open at once. The login environment is captured once, at start, for every session.
  */
 export async function serveHttp(listen: HttpServeOptions, options: SurfaceOptions = {}): Promise<RunningHttpServer> {
   if (!isLoopback(listen.host) && !listen.allowRemote) {
@@ -58,50 +115,158 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       `refusing to serve on ${listen.host}: it is reachable from other machines and hands runs commands. Bind 127.0.0.1, or pass --allow-remote if you mean it.`,
     )
   }
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; hands: HandsMcpServer }>()
-  // Host headers accepted on a loopback bind (DNS-rebinding protection); set once the port is known.
-  let allowedHosts: string[] | undefined
+  const idleMs = positive('sessionIdleMs', listen.sessionIdleMs, DEFAULT_SESSION_IDLE_MS)
+  const maxSessions = positive('maxSessions', listen.maxSessions, DEFAULT_MAX_SESSIONS)
+  const maxBody = positive('maxBodyBytes', listen.maxBodyBytes, DEFAULT_MAX_BODY_BYTES)
+  // Closing the server stops a login-environment capture still running.
+  const capture = new AbortController()
+  const sessionOptions = shareLoginEnvironment(options, capture.signal)
 
+  const sessions = new Map<string, LiveSession>()
+  const ended = new Map<string, string>()
+  /** Sessions being opened (an initialize in flight), counted against the cap. */
+  let opening = 0
+  let closing: Promise<void> | null = null
+  // Host headers accepted (DNS-rebinding protection), null for any; set once the port is known.
+  let hosts: string[] | null = []
+
+  const remember = (id: string, why: string) => {
+    ended.set(id, why)
+    if (ended.size > ENDED_KEPT) ended.delete(ended.keys().next().value as string)
+  }
+
+  const end = (s: LiveSession, why: string): Promise<void> => {
+    if (sessions.get(s.id) === s) {
+      sessions.delete(s.id)
+      remember(s.id, why)
+    }
+    if (s.idle !== null) clearTimeout(s.idle)
+    s.idle = null
+    s.hands.notify('info', why)
+    return s.hands.close(why).then(() => s.transport.close().catch(() => {}))
+  }
+
+  /** Count a request as open on `s` until its response closes; the idle clock starts when none is open. */
+  const hold = (s: LiveSession, res: ServerResponse) => {
+    s.active++
+    if (s.idle !== null) clearTimeout(s.idle)
+    s.idle = null
+    res.once('close', () => {
+      s.active--
+      if (s.active > 0 || sessions.get(s.id) !== s) return
+      s.idle = setTimeout(() => {
+        void end(s, `session ${s.id} had no request for ${idleMs} ms and expired`)
+      }, idleMs)
+      s.idle.unref()
+    })
+  }
+
+  const open = async (req: IncomingMessage, res: ServerResponse, body: unknown) => {
+    const id = (body as { id?: unknown }).id
+    if (sessions.size + opening >= maxSessions) {
+      return reply(
+        res,
+        503,
+        SERVER_ERROR,
+        `this server already has ${maxSessions} sessions open, its limit (--max-sessions); end one with an HTTP DELETE carrying its Mcp-Session-Id, or wait for one to expire after ${idleMs} ms without a request`,
+        id,
+      )
+    }
+    opening++
+    let registered = false
+    try {
+      const hands = createMcpServer(sessionOptions)
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => {
+          const s: LiveSession = { id: sid, transport, hands, active: 0, idle: null }
+          sessions.set(sid, s)
+          registered = true
+          hold(s, res)
+        },
+      })
+      transport.onclose = () => {
+        const sid = transport.sessionId
+        const s = sid === undefined ? undefined : sessions.get(sid)
+        if (s !== undefined) void end(s, `session ${s.id} was ended by the client`)
+        else void hands.close()
+      }
+      await hands.server.connect(transport)
+      await transport.handleRequest(req, res, body)
+      if (!registered) await hands.close()
+    } finally {
+      opening--
+    }
+  }
+
+  /**
+   * Everything about a request is checked before anything is made for it: Host, path, Origin,
+   * method, then (for a POST) its headers, its size and its JSON. Only a valid `initialize`
+   * under the session cap creates a session, and a session starts no process until a tool
+   * needs one.
+   */
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    if (allowedHosts !== undefined && !allowedHosts.includes(req.headers.host ?? '')) {
-      return reply(res, 403, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed; use ${allowedHosts.join(' or ')}`)
+    const host = (req.headers.host ?? '').toLowerCase()
+    if (hosts !== null && !hosts.includes(host)) {
+      return reply(res, 403, SERVER_ERROR, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed; use ${hosts.join(' or ')} (more with --allow-host)`)
     }
     const url = new URL(req.url ?? '/', 'http://localhost')
-    if (url.pathname !== MCP_PATH) return reply(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`)
+    if (url.pathname !== MCP_PATH) return reply(res, 404, SERVER_ERROR, `not found; the MCP endpoint is ${MCP_PATH}`)
+    if (!isAllowedOrigin(req.headers.origin, hosts)) {
+      return reply(
+        res,
+        403,
+        SERVER_ERROR,
+        `Origin ${JSON.stringify(req.headers.origin)} is not allowed: only requests without an Origin, or from a loopback or allowed host, reach this server`,
+      )
+    }
+    if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') {
+      return reply(res, 405, SERVER_ERROR, `Method ${req.method ?? ''} not allowed; use POST, GET or DELETE`, null, { allow: 'GET, POST, DELETE' })
+    }
+    if (closing !== null) return reply(res, 503, SERVER_ERROR, 'this server is shutting down')
+    const headerError = req.method === 'POST' ? postHeaders(req) : null
+    if (headerError !== null) return reply(res, headerError.status, SERVER_ERROR, headerError.message)
     const sessionId = req.headers['mcp-session-id']
-    const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined
-    if (existing) {
-      const body = req.method === 'POST' ? await readJson(req) : undefined
-      return existing.transport.handleRequest(req, res, body)
+    if (sessionId !== undefined) {
+      const id = Array.isArray(sessionId) ? sessionId.join(',') : sessionId
+      const s = sessions.get(id)
+      if (s === undefined) {
+        const why = ended.get(id)
+        return reply(
+          res,
+          404,
+          SESSION_NOT_FOUND,
+          `Session not found: ${why ?? `no session ${JSON.stringify(id)} is open here`}; start a new one with initialize`,
+        )
+      }
+      hold(s, res)
+      const body = req.method === 'POST' ? await readJson(req, maxBody) : undefined
+      return s.transport.handleRequest(req, res, body)
     }
-    if (req.method !== 'POST') return reply(res, 400, 'no valid mcp-session-id; start with an initialize request')
-    let body: unknown
-    try {
-      body = await readJson(req)
-    } catch {
-      return reply(res, 400, 'the request body is not JSON')
-    }
-    if (!isInitializeRequest(body)) return reply(res, 400, 'no valid mcp-session-id; start with an initialize request')
-
-    const hands = createMcpServer(options)
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        sessions.set(id, { transport, hands })
-      },
-    })
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
-      void hands.close()
-    }
-    await hands.server.connect(transport)
-    await transport.handleRequest(req, res, body)
+    if (req.method !== 'POST') return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request')
+    const body = await readJson(req, maxBody)
+    if (!isInitializeRequest(body))
+      return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request', (body as { id?: unknown } | null)?.id)
+    return open(req, res, body)
   }
 
   const http: HttpServer = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
+      if (res.headersSent) return
+      if (e instanceof BadBody) return reply(res, 400, PARSE_ERROR, `Parse error: ${e.message}`)
+      if (e instanceof BodyTooLarge) {
+        // Answer at once while the rest of the body is read and dropped: closing a socket the
+        // client is still writing to resets it, and the client may lose the answer. One that
+        // goes on sending past DRAIN_MS is cut.
+        reply(res, 413, SERVER_ERROR, `Payload Too Large: ${e.message}, this server's limit (--max-body-bytes)`)
+        const cut = setTimeout(() => req.socket.destroy(), DRAIN_MS)
+        cut.unref()
+        req.once('end', () => clearTimeout(cut))
+        req.once('close', () => clearTimeout(cut))
+        return
+      }
       process.stderr.write(`hands: http request failed: ${String(e)}\n`)
-      if (!res.headersSent) reply(res, 500, 'internal error')
+      reply(res, 500, SERVER_ERROR, 'internal error')
     })
   })
   await new Promise<void>((resolve, reject) => {
@@ -109,20 +274,20 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     http.listen(listen.port, listen.host, () => resolve())
   })
   const address = http.address() as AddressInfo
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  const url = `http://${host}:${address.port}${MCP_PATH}`
-  if (isLoopback(listen.host)) allowedHosts = [`127.0.0.1:${address.port}`, `localhost:${address.port}`, `[::1]:${address.port}`]
+  const url = `http://${hostHeader(address.address, address.port)}${MCP_PATH}`
+  hosts = allowedHosts(listen.host, address.port, listen.allowHosts ?? [])
 
-  let closing: Promise<void> | null = null
   return {
     url,
+    sessions: () => [...sessions.keys()],
     close: () => {
       closing ??= (async () => {
+        capture.abort()
         const all = [...sessions.values()]
-        sessions.clear()
-        await Promise.all(all.map((s) => s.hands.close()))
+        await Promise.all(all.map((s) => end(s, 'the server is shutting down')))
         http.closeAllConnections()
         await new Promise<void>((resolve) => http.close(() => resolve()))
+        await sessionOptions.loginEnv?.().catch(() => undefined)
       })()
       return closing
     },

@@ -10,5 +10,5 @@ export const SERVER_VERSION = (createRequire(import.meta.url)('../../package.jso
  * answer `initialize` before the tools (contracts, runtimes) have loaded.
  */
 export function newMcpServer(): Server {
-  return new Server({ name: SERVER_NAME, version: SERVER_VERSION }, { capabilities: { tools: {}, resources: { listChanged: true } } })
+  return new Server({ name: SERVER_NAME, version: SERVER_VERSION }, { capabilities: { tools: {}, resources: { listChanged: true }, prompts: {}, logging: {} } })
 }

@@ -1,74 +1,107 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
   type CallToolResult,
+  type LoggingLevel,
 } from '@modelcontextprotocol/sdk/types.js'
+import { SHELL_TOGGLE, isToolName } from '@hands/contracts'
 import { toApiTools } from '../adapters/api-tools.ts'
 import type { ConfirmHook } from '../hooks.ts'
 import { renderOutcome } from '../render/text.ts'
 import { createSurface, type Session, type SurfaceOptions } from '../session.ts'
-import { newMcpServer } from './sdk-server.ts'
+import { askToConfirm } from './confirm.ts'
+import { PROMPTS, getPrompt } from './prompts.ts'
+import { protocolError } from './protocol-error.ts'
+import { SERVER_NAME, newMcpServer } from './sdk-server.ts'
 
 export const SHELLS_URI = 'hands://shells'
+/** The URI template of one background shell's retained lines. */
+export const SHELL_URI_TEMPLATE = `${SHELLS_URI}/{id}`
 const shellUri = (id: string) => `${SHELLS_URI}/${encodeURIComponent(id)}`
+
+/** MCP's resource-not-found error code. */
+export const RESOURCE_NOT_FOUND = -32002
+
+/** Error codes whose failures are the host's or the user's refusals, worth a log notice. */
+const REFUSALS = new Set(['refused', 'not_confirmed', 'outside_roots', 'access_denied', 'protected_path'])
 
 /** An MCP server bound to one hands session. */
 export interface HandsMcpServer {
   server: Server
   session: Session
-  /** Close the session (stopping every shell) and the server. Idempotent. */
-  close(): Promise<void>
+  /** A notice for the server's log (stderr) and, when connected, the client (`notifications/message`). */
+  notify(level: LoggingLevel, text: string): void
+  /** Close the session (stopping every shell) and the server, saying why in the log. Idempotent. */
+  close(why?: string): Promise<void>
+}
+
+/** How the server names itself in its log lines. */
+export interface McpServerOptions {
+  /** Prefix of this server's stderr lines (default `hands`). */
+  logPrefix?: string
 }
 
 /**
  * An MCP server over one session. Tools come from the contracts; results are the contract
  * object as `structuredContent` plus rendered text; failures set `isError` and carry the
- * envelope under `_meta["hands/error"]`. Background shells are resources.
+ * envelope under `_meta["hands/error"]`. A tool that is not served is a protocol error
+ * (-32602). Background shells are resources (with a template), the routing prose is a prompt,
+ * and the server's notices go to stderr and to the client's log.
  */
-export function createMcpServer(options: SurfaceOptions = {}): HandsMcpServer {
-  return attachSession(newMcpServer(), options)
+export function createMcpServer(options: SurfaceOptions = {}, serverOptions: McpServerOptions = {}): HandsMcpServer {
+  return attachSession(newMcpServer(), options, serverOptions)
 }
 
 /** Open a session on `server` (from `newMcpServer`, connected or not) and register its handlers. */
-export function attachSession(server: Server, options: SurfaceOptions = {}): HandsMcpServer {
+export function attachSession(server: Server, options: SurfaceOptions = {}, serverOptions: McpServerOptions = {}): HandsMcpServer {
+  const prefix = serverOptions.logPrefix ?? 'hands'
+
+  const notify = (level: LoggingLevel, text: string) => {
+    process.stderr.write(`${prefix}: ${text}\n`)
+    if (server.transport === undefined) return
+    server.sendLoggingMessage({ level, logger: SERVER_NAME, data: text }, server.transport.sessionId).catch(() => {
+      // The client left: stderr has it.
+    })
+  }
+
   // Destructive calls ask the client's user when the client can be asked; otherwise the
   // host's own hook (if any) decides, and the destructiveHint annotation lets the client ask.
   const viaElicitation: ConfirmHook = async (request) => {
     if (server.getClientCapabilities()?.elicitation === undefined) return options.confirm ? options.confirm(request) : true
-    const what = request.action === 'delete' ? 'Delete' : 'Overwrite'
-    try {
-      const answer = await server.elicitInput({
-        message: `${request.tool}: ${what} ${request.paths.join(', ')}?`,
-        requestedSchema: {
-          type: 'object',
-          properties: { confirm: { type: 'boolean', title: `${what} ${request.paths.length} path(s)` } },
-          required: ['confirm'],
-        },
-      })
-      return answer.action === 'accept' && answer.content?.['confirm'] === true
-    } catch (e) {
-      process.stderr.write(`hands: confirmation request failed, declining: ${String(e)}\n`)
-      return false
-    }
+    const answer = await askToConfirm(server, request)
+    if (answer !== true) notify('notice', `${request.tool}: not confirmed: ${answer.declined}`)
+    return answer
   }
 
   const session = createSurface({ ...options, confirm: viaElicitation })
   const workspace = session.roots[0]
   const renderOptions = workspace === undefined ? {} : { workspace }
+  const served = new Set<string>(session.tools.map((t) => t.name))
+  const servedList = session.tools.map((t) => t.name).join(', ')
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toApiTools('mcp', session.tools) as never }))
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const outcome = await session.call(request.params.name, request.params.arguments ?? {})
+    const { name } = request.params
+    if (!served.has(name)) {
+      const why = isToolName(name) ? `${name} is switched off by the host (toggle \`${SHELL_TOGGLE}\`)` : `Unknown tool: ${JSON.stringify(name)}`
+      throw protocolError(ErrorCode.InvalidParams, `${why}; this server's tools are ${servedList}`, { tool: name, tools: [...served] })
+    }
+    const outcome = await session.call(name, request.params.arguments ?? {})
     if (outcome.ok) {
       return {
         content: [{ type: 'text', text: renderOutcome(outcome, renderOptions) }],
         structuredContent: outcome.result as Record<string, unknown>,
       }
     }
+    if (REFUSALS.has(outcome.error.code)) notify('warning', `${name} refused (${outcome.error.code}): ${outcome.error.message}`)
     return {
       isError: true,
       content: [{ type: 'text', text: renderOutcome(outcome) }],
@@ -95,18 +128,38 @@ export function attachSession(server: Server, options: SurfaceOptions = {}): Han
     ],
   }))
 
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: SHELL_URI_TEMPLATE,
+        name: 'shell',
+        title: 'Background shell output',
+        description: `Every line a background shell's ring retains, oldest first; reading does not count as a shell_logs read. Ids are listed at ${SHELLS_URI}.`,
+        mimeType: 'text/plain',
+      },
+    ],
+  }))
+
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     const { uri } = request.params
     if (uri === SHELLS_URI) {
       return { contents: [{ uri, mimeType: 'application/json', text: `${JSON.stringify(session.resources(), null, 2)}\n` }] }
     }
     if (uri.startsWith(`${SHELLS_URI}/`)) {
-      const id = decodeURIComponent(uri.slice(SHELLS_URI.length + 1))
-      const lines = session.retainedLines(id)
+      let id: string | null = null
+      try {
+        id = decodeURIComponent(uri.slice(SHELLS_URI.length + 1))
+      } catch {
+        // Not a valid escape: no shell has this id.
+      }
+      const lines = id === null ? null : session.retainedLines(id)
       if (lines !== null) return { contents: [{ uri, mimeType: 'text/plain', text: lines.join('\n') }] }
     }
-    throw new Error(`no resource ${uri}; live shells are listed at ${SHELLS_URI}`)
+    throw protocolError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}; this session's shells are listed at ${SHELLS_URI}`, { uri })
   })
+
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPTS }))
+  server.setRequestHandler(GetPromptRequestSchema, (request) => getPrompt(request.params.name, request.params.arguments ?? {}, options))
 
   const unsubscribe = session.onResourcesChanged(() => {
     server.sendResourceListChanged().catch(() => {
@@ -118,9 +171,12 @@ export function attachSession(server: Server, options: SurfaceOptions = {}): Han
   return {
     server,
     session,
-    close: () => {
+    notify,
+    close: (why = 'the session ended') => {
       closing ??= (async () => {
         unsubscribe()
+        const live = session.resources().filter((r) => r.status === 'running')
+        if (live.length > 0) notify('notice', `${why}: stopping ${live.length} background shell(s): ${live.map((r) => r.id).join(', ')}`)
         await session.close()
         await server.close().catch(() => {})
       })()

@@ -151,7 +151,7 @@ export const FIXTURE_PAIRS: FixturePair[] = [
   },
   {
     kind: 'annotations',
-    after: (s) => void (tool(s, 'copy').annotations['destructiveHint'] = true),
+    after: (s) => void (tool(s, 'create_directory').annotations['destructiveHint'] = true),
     text: ['~ annotations.destructiveHint: false → true'],
     md: ['- `annotations.destructiveHint` changed: `false` → `true`'],
   },

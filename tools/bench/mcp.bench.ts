@@ -1,0 +1,154 @@
+/**
+ * `pnpm bench mcp`: what the MCP server adds to a call. `shell_run(["true"])` and
+ * `file_exists(["."])` round trips through the SDK client over stdio and Streamable HTTP (each
+ * server a process of its own), side by side with the same calls on the library session and a
+ * raw `bash -c true` spawn, interleaved call by call so load from elsewhere falls on every
+ * series alike. Then the first `shell_run` of a new HTTP session (which starts that session's
+ * shell runtime: spool folder, cgroup, reaper) against a later one.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { createSurface, shareLoginEnvironment } from '@hands/surface'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const MAIN = join(here, '..', '..', 'packages', 'surface', 'src', 'cli', 'main.ts')
+const NODE_ARGS = ['--conditions=hands-source', '--import', 'tsx', MAIN, 'serve']
+const CALLS = 300
+const WARMUP = 30
+const NEW_SESSIONS = 20
+
+const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
+const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number
+const spread = (xs: number[]) => {
+  const s = sorted(xs)
+  return `${(s[0] as number).toFixed(2)} – ${median(xs).toFixed(2)} – ${(s[s.length - 1] as number).toFixed(2)} ms`
+}
+function report(what: string, figure: string, verdict = '') {
+  console.log(`${what.padEnd(52)} ${figure.padEnd(30)} ${verdict}`)
+}
+const check = (ok: boolean, target: string) => `${ok ? 'ok' : 'MISSED'} (target ${target})`
+
+function rawSpawn(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', 'true'], { stdio: 'ignore' })
+    child.once('error', reject)
+    child.once('exit', () => resolve())
+  })
+}
+
+async function httpServer(root: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [...NODE_ARGS, '--root', root, '--http', '127.0.0.1:0', '--max-sessions', String(NEW_SESSIONS + 8)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString()
+      const m = /at (http:\/\/\S+\/mcp)/.exec(stderr)
+      if (m) resolve(m[1] as string)
+    })
+    child.once('exit', () => reject(new Error(`the HTTP server exited: ${stderr}`)))
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+async function httpClient(url: string) {
+  const transport = new StreamableHTTPClientTransport(new URL(url))
+  const client = new Client({ name: 'hands-bench', version: '0' })
+  await client.connect(transport)
+  return { client, transport }
+}
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-mcp-')))
+try {
+  const lib = createSurface(shareLoginEnvironment({ roots: [root] }))
+  const stdio = new Client({ name: 'hands-bench', version: '0' })
+  await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [...NODE_ARGS, '--root', root], stderr: 'ignore' }))
+  const server = await httpServer(root)
+  const http = await httpClient(server.url)
+
+  type Series = { name: string; call: () => Promise<unknown>; times: number[] }
+  const run = (c: Client, tool: string, args: Record<string, unknown>) => async () => {
+    const r = await c.callTool({ name: tool, arguments: args })
+    if (r.isError) throw new Error(`${tool} failed: ${JSON.stringify(r.content)}`)
+  }
+  const libCall = (tool: 'shell_run' | 'file_exists', args: Record<string, unknown>) => async () => {
+    const r = await lib.call(tool, args)
+    if (!r.ok) throw new Error(`${tool} failed: ${JSON.stringify(r.error)}`)
+  }
+  const series: Series[] = [
+    { name: 'raw spawn bash -c true', call: rawSpawn, times: [] },
+    { name: 'library shell_run(["true"])', call: libCall('shell_run', { commands: ['true'] }), times: [] },
+    { name: 'stdio shell_run(["true"])', call: run(stdio, 'shell_run', { commands: ['true'] }), times: [] },
+    { name: 'http shell_run(["true"])', call: run(http.client, 'shell_run', { commands: ['true'] }), times: [] },
+    { name: 'library file_exists(["."])', call: libCall('file_exists', { paths: ['.'] }), times: [] },
+    { name: 'stdio file_exists(["."])', call: run(stdio, 'file_exists', { paths: ['.'] }), times: [] },
+    { name: 'http file_exists(["."])', call: run(http.client, 'file_exists', { paths: ['.'] }), times: [] },
+  ]
+  for (let i = 0; i < WARMUP; i++) for (const s of series) await s.call()
+  // Round i starts at series i (mod n): a call pays for what the call before it left behind (a
+  // child's exit, a server finishing up), so every series takes every place in turn.
+  for (let i = 0; i < CALLS; i++) {
+    for (let k = 0; k < series.length; k++) {
+      const s = series[(i + k) % series.length] as Series
+      const t = performance.now()
+      await s.call()
+      s.times.push(performance.now() - t)
+    }
+  }
+  console.log(`${CALLS} interleaved calls per series after ${WARMUP} warm-up rounds, the order rotated each round; min – median – max\n`)
+  for (const s of series) report(s.name, spread(s.times))
+  const m = (name: string) => median((series.find((s) => s.name === name) as Series).times)
+  console.log('')
+  for (const tool of ['shell_run(["true"])', 'file_exists(["."])']) {
+    const base = m(`library ${tool}`)
+    const overStdio = m(`stdio ${tool}`) - base
+    const overHttp = m(`http ${tool}`) - base
+    report(`MCP over stdio adds to library ${tool}`, `${overStdio.toFixed(2)} ms (${(m(`stdio ${tool}`) / base).toFixed(2)}x)`, check(overStdio <= 1, '≤ 1 ms'))
+    report(`MCP over HTTP adds to library ${tool}`, `${overHttp.toFixed(2)} ms (${(m(`http ${tool}`) / base).toFixed(2)}x)`, check(overHttp <= 2, '≤ 2 ms'))
+  }
+  report('library shell_run / raw spawn (medians)', `${(m('library shell_run(["true"])') / m('raw spawn bash -c true')).toFixed(2)}x`)
+
+  // The first shell_run of a new session (its shell runtime starts then) against a later one.
+  const first: number[] = []
+  const later: number[] = []
+  for (let i = 0; i < NEW_SESSIONS; i++) {
+    const c = await httpClient(server.url)
+    let t = performance.now()
+    await run(c.client, 'shell_run', { commands: ['true'] })()
+    first.push(performance.now() - t)
+    for (let k = 0; k < 5; k++) {
+      t = performance.now()
+      await run(c.client, 'shell_run', { commands: ['true'] })()
+      later.push(performance.now() - t)
+    }
+    await c.transport.terminateSession()
+    await c.client.close()
+  }
+  console.log('')
+  report(`first shell_run of a new HTTP session (${NEW_SESSIONS})`, spread(first))
+  report('a later shell_run of the same sessions', spread(later))
+  const ratio = median(first) / median(later)
+  report('  first / later (medians)', `${ratio.toFixed(2)}x`, check(ratio <= 1.5, '≤ 1.5x'))
+
+  await http.transport.terminateSession()
+  await http.client.close()
+  await stdio.close()
+  await server.stop()
+  await lib.close()
+} finally {
+  rmSync(root, { recursive: true, force: true })
+}
