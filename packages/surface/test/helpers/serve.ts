@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { REPO } from './mcp.ts'
-import { eventually, isAlive, processesMentioning } from './procs.ts'
+import { eventually, processesMentioning } from './procs.ts'
 import { tempRoot } from './tmp.ts'
 
 export const MAIN = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
