@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { publint } from 'publint'
 import { formatMessage } from 'publint/utils'
 import { afterAll, describe, expect, it } from 'vitest'
-import { PUBLISHED, packAll, tarballFiles, tarballManifest } from '../src/packages.ts'
+import { PUBLISHED, REPO, packAll, tarballFiles, tarballManifest } from '../src/packages.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'hands-pack-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -38,6 +38,11 @@ describe.each(PUBLISHED)('the packed @hands/%s', (name) => {
     const stray = files.filter((f) => !/^(dist|src)\//.test(f) && !['package.json', 'README.md', 'LICENSE', ...exportedFiles].includes(f))
     expect(stray).toEqual([])
     expect(files.filter((f) => /(^|\/)test\/|\.test\.|tsconfig|vitest/.test(f))).toEqual([])
+  })
+
+  it('publishes every subpath the workspace exports (publishConfig.exports mirrors exports)', () => {
+    const workspace = JSON.parse(readFileSync(join(REPO, 'packages', name, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }
+    expect(Object.keys(exports)).toEqual(Object.keys(workspace.exports))
   })
 
   it('has a manifest with real versions, the dist exports only, and the metadata a registry shows', () => {
