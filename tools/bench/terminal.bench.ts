@@ -24,7 +24,11 @@ const ROUNDS = Number(process.env['HANDS_BENCH_ROUNDS'] ?? 5)
 
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
 const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number
-const spread = (xs: number[], digits = 2, unit = '') => `${sorted(xs).map((x) => x.toFixed(digits)).filter((_, i, a) => i === 0 || i === a.length - 1 || i === Math.floor(a.length / 2)).join('–')}${unit}`
+const spread = (xs: number[], digits = 2, unit = '') =>
+  `${sorted(xs)
+    .map((x) => x.toFixed(digits))
+    .filter((_, i, a) => i === 0 || i === a.length - 1 || i === Math.floor(a.length / 2))
+    .join('–')}${unit}`
 function report(what: string, figure: string, verdict = '') {
   console.log(`${what.padEnd(62)} ${figure.padEnd(30)} ${verdict}`)
 }
@@ -41,7 +45,6 @@ function rawPty(script: string, screen?: Screen): Promise<number> {
     p.onExit(() => resolve(bytes / MiB / ((performance.now() - t) / 1000)))
   })
 }
-
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-terminal-')))
 const rt = createShellRuntime({ roots: [root] })
@@ -95,7 +98,11 @@ try {
     report('shell_logs(n=2000), 2,000 plain lines of 2,047 chars (ms)', spread(width as number[], 1))
     const r1 = median(bs as number[]) / median(bytes as number[])
     const r2 = median(bs as number[]) / median(width as number[])
-    report('  ratio backspace-heavy / plain (same bytes; same width)', `${r1.toFixed(2)}; ${r2.toFixed(2)}`, `${Math.max(r1, r2) <= 3 ? 'ok' : 'MISSED'} (target ≤ 3x)`)
+    report(
+      '  ratio backspace-heavy / plain (same bytes; same width)',
+      `${r1.toFixed(2)}; ${r2.toFixed(2)}`,
+      `${Math.max(r1, r2) <= 3 ? 'ok' : 'MISSED'} (target ≤ 3x)`,
+    )
   } finally {
     await wide.close()
   }

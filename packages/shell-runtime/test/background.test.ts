@@ -5,12 +5,15 @@ import { shellBackground, shellLogs, shellStop, shellType } from '@hands/contrac
 import { describe, expect, it } from 'vitest'
 import { alive, eventually, FIXTURES, logsUntil, makeRuntime, rejection, valid } from './helpers.ts'
 
-
 async function exited(rt: ReturnType<typeof makeRuntime>['rt'], id: string) {
-  return eventually(async () => {
-    const r = await rt.shell_logs({ id, n: 1 })
-    return r.status === 'exited' ? r : undefined
-  }, 20_000, `${id} to exit`)
+  return eventually(
+    async () => {
+      const r = await rt.shell_logs({ id, n: 1 })
+      return r.status === 'exited' ? r : undefined
+    },
+    20_000,
+    `${id} to exit`,
+  )
 }
 
 describe('shell_background', () => {

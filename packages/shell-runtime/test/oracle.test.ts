@@ -36,7 +36,11 @@ function tmux(script: string, env: Record<string, string>, cwd: string) {
   const run = (...args: string[]) => execFileSync('tmux', ['-L', name, '-f', conf, ...args], { encoding: 'utf8' })
   run('new-session', '-d', '-x', String(COLS), '-y', String(ROWS), '-s', 't', '-c', cwd, 'env', '-i', ...envArgs, 'bash', '-c', `${script}; sleep 1000`)
   return {
-    rows: () => run('capture-pane', '-p', '-t', 't').split('\n').slice(0, ROWS).map((r) => r.trimEnd()),
+    rows: () =>
+      run('capture-pane', '-p', '-t', 't')
+        .split('\n')
+        .slice(0, ROWS)
+        .map((r) => r.trimEnd()),
     keys: (...keys: string[]) => run('send-keys', '-t', 't', ...keys),
     literal: (text: string) => run('send-keys', '-t', 't', '-l', text),
   }
@@ -104,7 +108,12 @@ describe('the screen against tmux', () => {
     const { rt, root } = makeRuntime()
     const pane = await both(rt, root, `python3 ${FIXTURES}/curses-menu.py`, 'menu')
     await sameScreen(rt, 'menu', pane)
-    for (const [key, name] of [['\x1b[B', 'Down'], ['\x1b[B', 'Down'], ['\x1b[A', 'Up'], ['\x1b[B', 'Down']] as const) {
+    for (const [key, name] of [
+      ['\x1b[B', 'Down'],
+      ['\x1b[B', 'Down'],
+      ['\x1b[A', 'Up'],
+      ['\x1b[B', 'Down'],
+    ] as const) {
       await rt.shell_type({ id: 'menu', text: key, is_enter: false })
       pane.keys(name)
       await sameScreen(rt, 'menu', pane)

@@ -56,9 +56,7 @@ describe('shell_run output', () => {
     const sampler = setInterval(() => {
       peak = Math.max(peak, process.memoryUsage().rss)
     }, 20)
-    const r = valid(
-      await rt.shell_run({ commands: ['echo FIRST-LINE; head -c 1073741824 /dev/zero | tr "\\0" "x" | fold -w 100; echo; echo LAST-LINE'] }),
-    )
+    const r = valid(await rt.shell_run({ commands: ['echo FIRST-LINE; head -c 1073741824 /dev/zero | tr "\\0" "x" | fold -w 100; echo; echo LAST-LINE'] }))
     clearInterval(sampler)
     const c = r.commands[0]!
     expect(c.exit).toBe(0)
@@ -132,31 +130,36 @@ describe('shell_run output', () => {
 
   it('never splits a UTF-8 character at the head or tail cut', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.string({ unit: 'binary', maxLength: 40 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 64 }), async (parts, head, tail) => {
-        const dir = tempDir('capture')
-        const cap = new BoundedCapture(head, tail, `${dir}/spool`, false)
-        const bytes = Buffer.from(parts.join(''))
-        // Feed in odd-sized chunks so characters straddle chunk boundaries.
-        for (let i = 0; i < bytes.length; i += 7) cap.push(bytes.subarray(i, i + 7))
-        const out = await cap.finish()
-        expect(out.totalBytes).toBe(bytes.length)
-        const text = bytes.toString('utf8')
-        if (out.omittedBytes === 0) {
-          expect(out.text).toBe(text)
-          return
-        }
-        // A split character would decode to U+FFFD where the original has none: startsWith/endsWith catch it.
-        const marker = /\[… (\d+) bytes omitted …\]\n/.exec(out.text) as RegExpExecArray
-        expect(Number(marker[1])).toBe(out.omittedBytes)
-        const shown = out.text.slice(0, marker.index)
-        const t = out.text.slice(marker.index + marker[0].length)
-        // The marker starts on its own line: a newline before it is the head's own, or added.
-        const h = [shown, shown.slice(0, -1)].find((c) => Buffer.byteLength(c) + Buffer.byteLength(t) + out.omittedBytes === bytes.length)
-        expect(h).toBeDefined()
-        expect(text.startsWith(h as string)).toBe(true)
-        expect(text.endsWith(t)).toBe(true)
-        expect(readFileSync(`${dir}/spool`)).toEqual(bytes)
-      }),
+      fc.asyncProperty(
+        fc.array(fc.string({ unit: 'binary', maxLength: 40 }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.integer({ min: 1, max: 64 }),
+        async (parts, head, tail) => {
+          const dir = tempDir('capture')
+          const cap = new BoundedCapture(head, tail, `${dir}/spool`, false)
+          const bytes = Buffer.from(parts.join(''))
+          // Feed in odd-sized chunks so characters straddle chunk boundaries.
+          for (let i = 0; i < bytes.length; i += 7) cap.push(bytes.subarray(i, i + 7))
+          const out = await cap.finish()
+          expect(out.totalBytes).toBe(bytes.length)
+          const text = bytes.toString('utf8')
+          if (out.omittedBytes === 0) {
+            expect(out.text).toBe(text)
+            return
+          }
+          // A split character would decode to U+FFFD where the original has none: startsWith/endsWith catch it.
+          const marker = /\[… (\d+) bytes omitted …\]\n/.exec(out.text) as RegExpExecArray
+          expect(Number(marker[1])).toBe(out.omittedBytes)
+          const shown = out.text.slice(0, marker.index)
+          const t = out.text.slice(marker.index + marker[0].length)
+          // The marker starts on its own line: a newline before it is the head's own, or added.
+          const h = [shown, shown.slice(0, -1)].find((c) => Buffer.byteLength(c) + Buffer.byteLength(t) + out.omittedBytes === bytes.length)
+          expect(h).toBeDefined()
+          expect(text.startsWith(h as string)).toBe(true)
+          expect(text.endsWith(t)).toBe(true)
+          expect(readFileSync(`${dir}/spool`)).toEqual(bytes)
+        },
+      ),
       { numRuns: 300 },
     )
   })

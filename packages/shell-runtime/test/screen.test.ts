@@ -89,28 +89,46 @@ describe('screen', () => {
       fc.integer({ min: 150, max: 700 }).map((n) => `${'y'.repeat(n)}\r\n`),
       fc.integer({ min: 1, max: 40 }).map((n) => `${'z'.repeat(n)}`),
     )
-    const other = fc.constantFrom('\x1b[1m', '\x1b[2A\x1b[K', 'bare\n', '\x1b[?1049h', '\x1b[?1049l', '\x1b[3;20r', '\x1b[r', '\x1bc', '\x1b[?7l', '\x1b[?7h', '\x1b[6n')
+    const other = fc.constantFrom(
+      '\x1b[1m',
+      '\x1b[2A\x1b[K',
+      'bare\n',
+      '\x1b[?1049h',
+      '\x1b[?1049l',
+      '\x1b[3;20r',
+      '\x1b[r',
+      '\x1bc',
+      '\x1b[?7l',
+      '\x1b[?7h',
+      '\x1b[6n',
+    )
     const piece = fc.oneof({ arbitrary: plain, weight: 200 }, { arbitrary: other, weight: 1 })
     let skippedSome = false
-    const stream = fc.array(fc.tuple(fc.oneof(fc.array(plain, { minLength: 1, maxLength: 400, size: 'max' }), fc.array(piece, { minLength: 1, maxLength: 400, size: 'max' })), fc.boolean()), { minLength: 1, maxLength: 8 })
+    const stream = fc.array(
+      fc.tuple(
+        fc.oneof(fc.array(plain, { minLength: 1, maxLength: 400, size: 'max' }), fc.array(piece, { minLength: 1, maxLength: 400, size: 'max' })),
+        fc.boolean(),
+      ),
+      { minLength: 1, maxLength: 8 },
+    )
     fc.assert(
       fc.property(stream, fc.integer({ min: 20, max: 120 }), (chunks, scrollback) => {
         const opts = { cols: 80, rows: 24, scrollback }
         const lazy = new Screen(opts)
         const eager = new Screen({ ...opts, isHoldingBack: false })
         try {
-        for (const [pieces, isRead] of chunks) {
-          const bytes = Buffer.from(pieces.join(''))
-          for (let i = 0; i < bytes.length; i += 777) {
-            lazy.push(bytes.subarray(i, i + 777))
-            eager.push(bytes.subarray(i, i + 777))
+          for (const [pieces, isRead] of chunks) {
+            const bytes = Buffer.from(pieces.join(''))
+            for (let i = 0; i < bytes.length; i += 777) {
+              lazy.push(bytes.subarray(i, i + 777))
+              eager.push(bytes.subarray(i, i + 777))
+            }
+            if (isRead) expect(lazy.read(60)).toEqual(eager.read(60))
           }
-          if (isRead) expect(lazy.read(60)).toEqual(eager.read(60))
-        }
-        expect(lazy.view()).toEqual(eager.view())
-        expect(lazy.peek()).toEqual(eager.peek())
-        expect(lazy.read(1000)).toEqual(eager.read(1000))
-        skippedSome ||= lazy.stats.parsed < lazy.stats.received
+          expect(lazy.view()).toEqual(eager.view())
+          expect(lazy.peek()).toEqual(eager.peek())
+          expect(lazy.read(1000)).toEqual(eager.read(1000))
+          skippedSome ||= lazy.stats.parsed < lazy.stats.received
         } finally {
           lazy.dispose()
           eager.dispose()

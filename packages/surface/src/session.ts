@@ -179,7 +179,8 @@ export function createSurface(options: SurfaceOptions = {}): Session {
   const listeners = new Set<() => void>()
   const shellRuntime = (): ShellRuntime => {
     if (shell !== null) return shell
-    if (closed !== null) throw new ToolError({ code: 'disabled', message: 'this hands session is closed', hint: 'Open a new session to call tools.', is_preflight: true })
+    if (closed !== null)
+      throw new ToolError({ code: 'disabled', message: 'this hands session is closed', hint: 'Open a new session to call tools.', is_preflight: true })
     shell = createShellRuntime(shellOptions(options))
     shell.onResourcesChanged(() => {
       for (const l of listeners) l()

@@ -20,9 +20,24 @@ const SAMPLES: { [N in ToolName]?: unknown } = {
   shell_stop: { id: 'npm', status: 'stopped', exit: 143, note: 'killed by SIGTERM' },
   copy: { src: 'a.txt', dest: 'b.txt' },
   move: { src: 'a.txt', dest: 'sub/a.txt' },
-  delete: { paths: [{ path: 'a', is_deleted: true }, { path: 'b', is_deleted: false }] },
-  create_directory: { paths: [{ path: 'x/y', is_created: true }, { path: 'z', is_created: false }] },
-  file_exists: { paths: [{ path: 'a', is_exists: true }, { path: 'b', is_exists: false }] },
+  delete: {
+    paths: [
+      { path: 'a', is_deleted: true },
+      { path: 'b', is_deleted: false },
+    ],
+  },
+  create_directory: {
+    paths: [
+      { path: 'x/y', is_created: true },
+      { path: 'z', is_created: false },
+    ],
+  },
+  file_exists: {
+    paths: [
+      { path: 'a', is_exists: true },
+      { path: 'b', is_exists: false },
+    ],
+  },
 }
 
 describe('renderResult', () => {

@@ -87,7 +87,10 @@ export class Screen {
   push(bytes: Buffer): void {
     if (bytes.length === 0 || this.#isDisposed) return
     this.#received += bytes.length
-    if (!this.#isHoldingBack) return this.#write(bytes)
+    if (!this.#isHoldingBack) {
+      this.#write(bytes)
+      return
+    }
     // Bytes that continue a sequence the parser is inside of are never plain, whatever they look like.
     const offer = this.#tail.isEmpty && !this.#emu.isGround ? 'not-plain' : this.#tail.offer(bytes, () => this.#canSkip())
     if (offer === 'held') {

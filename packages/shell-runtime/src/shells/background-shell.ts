@@ -1,5 +1,4 @@
 import { readSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { IPty } from 'node-pty'
 import type { Launch } from '../confine/confiner.ts'
 import { Spool } from '../output/spool.ts'
@@ -7,9 +6,7 @@ import { Screen, type ScreenRead, type ScreenView } from '../screen/screen.ts'
 import { endingOf } from '../process/signals.ts'
 import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, type StopReport } from '../tree/stop-tree.ts'
-
-const require = createRequire(import.meta.url)
-const pty = require('node-pty') as typeof import('node-pty')
+import { loadPty } from './load-pty.ts'
 
 /** `running` until the script's shell ended and its terminal was read to the end; `stopped` after shell_stop. */
 export type ShellStatus = 'running' | 'exited' | 'stopped'
@@ -95,7 +92,7 @@ export class BackgroundShell {
     })
     this.#log = new Spool(spec.logPath)
     this.#scriptFile = spec.scriptFile
-    this.#pty = pty.spawn(spec.launch.file, spec.launch.args, {
+    this.#pty = loadPty().spawn(spec.launch.file, spec.launch.args, {
       name: 'xterm-256color',
       cols: spec.cols,
       rows: spec.rows,

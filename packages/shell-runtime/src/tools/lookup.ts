@@ -13,6 +13,11 @@ export function lookupShell(session: Session, id: string): BackgroundShell {
     ids.length === 0
       ? `No background shells exist in this session; start one with ${SHELL_BACKGROUND}.`
       : `Live ids: ${live.length === 0 ? 'none' : live.map((x) => `\`${x}\``).join(', ')}` +
-        (ids.length > live.length ? `; exited: ${ids.filter((x) => !live.includes(x)).map((x) => `\`${x}\``).join(', ')}.` : '.')
+        (ids.length > live.length
+          ? `; exited: ${ids
+              .filter((x) => !live.includes(x))
+              .map((x) => `\`${x}\``)
+              .join(', ')}.`
+          : '.')
   throw refuse('unknown_id', `No background shell has id \`${id}\`.`, hint)
 }

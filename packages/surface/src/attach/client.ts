@@ -97,7 +97,9 @@ export interface AttachOptions {
 export async function pickServer(dir: string, id: string, server?: number): Promise<{ path: string } | string> {
   const sockets = serverSockets(dir).filter((s) => server === undefined || s.pid === server)
   if (sockets.length === 0) {
-    return server === undefined ? `no hands server offers attach in ${dir} (start one with \`hands serve\`)` : `no hands server with pid ${server} offers attach in ${dir}`
+    return server === undefined
+      ? `no hands server offers attach in ${dir} (start one with \`hands serve\`)`
+      : `no hands server with pid ${server} offers attach in ${dir}`
   }
   if (sockets.length === 1) return { path: (sockets[0] as { path: string }).path }
   const listings = await Promise.all(sockets.map(async (s) => ({ s, l: await listServer(s.path) })))
@@ -192,7 +194,11 @@ export async function attachTerminal(options: AttachOptions): Promise<number> {
           const end = json<AttachEnd>(f.payload)
           const what = started?.id ?? options.id
           const message =
-            end.reason === 'detached' ? `hands: detached from \`${what}\`` : end.reason === 'exited' ? `hands: shell \`${what}\` ended` : `hands: the server closed \`${what}\``
+            end.reason === 'detached'
+              ? `hands: detached from \`${what}\``
+              : end.reason === 'exited'
+                ? `hands: shell \`${what}\` ended`
+                : `hands: the server closed \`${what}\``
           return finish(0, end, message)
         }
       }

@@ -43,8 +43,14 @@ export function positiveInt(flag: string, value: string | undefined): number | u
   return Number(value)
 }
 
+/** A command's own flags, in `parseArgs` form. */
+type Flags = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>
+
+/** What `parse` returns for a command with flags `T`: node:util names this type only through `parseArgs`. */
+type Parsed<T extends Flags> = ReturnType<typeof parseArgs<{ args: string[]; options: typeof SESSION_FLAGS & T; allowPositionals: true; strict: true }>>
+
 /** Parse argv for a command: its own flags plus the session flags. */
-export function parse<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>>(argv: string[], extra: T) {
+export function parse<T extends Flags>(argv: string[], extra: T): Parsed<T> {
   try {
     return parseArgs({ args: argv, options: { ...SESSION_FLAGS, ...extra }, allowPositionals: true, strict: true })
   } catch (e) {

@@ -65,7 +65,8 @@ export async function attach(argv: string[]): Promise<number> {
     if (!/^\d+$/.test(values.server)) throw new UsageError(`--server takes a process id, got ${JSON.stringify(values.server)}`)
     server = Number(values.server)
   }
-  if (!process.stdin.isTTY && values['read-only'] !== true) throw new UsageError('attach needs a terminal on stdin to type into the shell; use --read-only to watch without one')
+  if (!process.stdin.isTTY && values['read-only'] !== true)
+    throw new UsageError('attach needs a terminal on stdin to type into the shell; use --read-only to watch without one')
   return attachTerminal({
     dir,
     id,

@@ -220,7 +220,12 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname !== MCP_PATH) return reply(res, 404, SERVER_ERROR, `not found; the MCP endpoint is ${MCP_PATH}`)
     if (!isAllowedOrigin(req.headers.origin, hosts)) {
-      return reply(res, 403, SERVER_ERROR, `Origin ${JSON.stringify(req.headers.origin)} is not allowed: only requests without an Origin, or from a loopback or allowed host, reach this server`)
+      return reply(
+        res,
+        403,
+        SERVER_ERROR,
+        `Origin ${JSON.stringify(req.headers.origin)} is not allowed: only requests without an Origin, or from a loopback or allowed host, reach this server`,
+      )
     }
     if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') {
       return reply(res, 405, SERVER_ERROR, `Method ${req.method ?? ''} not allowed; use POST, GET or DELETE`, null, { allow: 'GET, POST, DELETE' })
@@ -234,7 +239,12 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       const s = sessions.get(id)
       if (s === undefined) {
         const why = ended.get(id)
-        return reply(res, 404, SESSION_NOT_FOUND, `Session not found: ${why ?? `no session ${JSON.stringify(id)} is open here`}; start a new one with initialize`)
+        return reply(
+          res,
+          404,
+          SESSION_NOT_FOUND,
+          `Session not found: ${why ?? `no session ${JSON.stringify(id)} is open here`}; start a new one with initialize`,
+        )
       }
       hold(s, res)
       const body = req.method === 'POST' ? await readJson(req, maxBody) : undefined
@@ -242,7 +252,8 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     }
     if (req.method !== 'POST') return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request')
     const body = await readJson(req, maxBody)
-    if (!isInitializeRequest(body)) return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request', (body as { id?: unknown } | null)?.id)
+    if (!isInitializeRequest(body))
+      return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request', (body as { id?: unknown } | null)?.id)
     return open(req, res, body)
   }
 

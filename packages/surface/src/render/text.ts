@@ -62,13 +62,18 @@ const shellBackground: Renderer<ToolResult<'shell_background'>> = (r, o) => {
 }
 
 const shellLogs: Renderer<ToolResult<'shell_logs'>> = (r) => {
-  const head = [oneLine(r.id), r.status, ...(r.exit === null ? [] : [exitText(r.exit)]), ...(r.is_screen ? ['full-screen program, its screen rows'] : []), `${r.lines.length} line${r.lines.length === 1 ? '' : 's'}`]
+  const head = [
+    oneLine(r.id),
+    r.status,
+    ...(r.exit === null ? [] : [exitText(r.exit)]),
+    ...(r.is_screen ? ['full-screen program, its screen rows'] : []),
+    `${r.lines.length} line${r.lines.length === 1 ? '' : 's'}`,
+  ]
   if (r.dropped_lines > 0) head.push(`${r.dropped_lines} dropped unseen`)
   return [head.join(' · '), ...indented(r.lines)].join('\n')
 }
 
-const shellType: Renderer<ToolResult<'shell_type'>> = (r) =>
-  `typed ${JSON.stringify(r.text)}${r.is_enter ? ' + Enter' : ''} into ${r.id} · ${r.status}`
+const shellType: Renderer<ToolResult<'shell_type'>> = (r) => `typed ${JSON.stringify(r.text)}${r.is_enter ? ' + Enter' : ''} into ${r.id} · ${r.status}`
 
 const shellStop: Renderer<ToolResult<'shell_stop'>> = (r) =>
   [`${r.id} · ${r.status}${r.exit === null ? '' : ` · ${exitText(r.exit)}`}`, ...(r.note === null ? [] : [`[note] ${r.note}`])].join('\n')
@@ -76,8 +81,7 @@ const shellStop: Renderer<ToolResult<'shell_stop'>> = (r) =>
 const copy: Renderer<ToolResult<'copy'>> = (r) => `copied ${r.src} → ${r.dest}`
 const move: Renderer<ToolResult<'move'>> = (r) => `moved ${r.src} → ${r.dest}`
 const del: Renderer<ToolResult<'delete'>> = (r) => r.paths.map((p) => `${p.is_deleted ? 'deleted' : 'missing'} ${p.path}`).join('\n')
-const mkdir: Renderer<ToolResult<'create_directory'>> = (r) =>
-  r.paths.map((p) => `${p.is_created ? 'created' : 'exists '} ${p.path}`).join('\n')
+const mkdir: Renderer<ToolResult<'create_directory'>> = (r) => r.paths.map((p) => `${p.is_created ? 'created' : 'exists '} ${p.path}`).join('\n')
 const exists: Renderer<ToolResult<'file_exists'>> = (r) => r.paths.map((p) => `${p.is_exists ? 'exists' : 'absent'} ${p.path}`).join('\n')
 
 const RENDERERS: Record<ToolName, Renderer<never>> = {
