@@ -47,6 +47,7 @@ class ShellLogsResult(TypedDict):
     id: str
     lines: list[str]
     dropped_lines: int
+    is_screen: bool
     status: Literal["running", "exited", "stopped"]
     exit: int | None
 
@@ -144,7 +145,7 @@ async def file_exists(paths: list[str]) -> FileExistsResult:
 
 class ErrorEnvelope(TypedDict):
     tool: str
-    code: Literal["invalid_input", "unknown_tool", "disabled", "refused", "outside_roots", "access_denied", "not_found", "not_a_directory", "destination_exists", "into_itself", "protected_path", "not_confirmed", "unknown_id", "not_running", "limit_reached", "spawn_failed", "io_error", "internal"]
+    code: Literal["invalid_input", "unknown_tool", "disabled", "refused", "outside_roots", "access_denied", "not_found", "not_a_directory", "destination_exists", "into_itself", "protected_path", "not_confirmed", "unknown_id", "not_running", "limit_reached", "spawn_failed", "pty_unavailable", "io_error", "internal"]
     message: str
     hint: str
     is_preflight: bool

@@ -46,7 +46,9 @@ describe('generated/', () => {
 
 describe('pnpm gen --diff REF', () => {
   // Six codegen runs: a generous bound on a loaded machine, not a timing.
-  it('reports every change since an older commit, gates with --exit-code, prints Markdown, and reports nothing against the current surface', { timeout: 120_000 }, () => {
+  it('reports every change since an older commit, gates with --exit-code, prints Markdown, and reports nothing against the current surface', {
+    timeout: 120_000,
+  }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'hands-gen-diff-'))
     try {
       const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' })

@@ -12,22 +12,16 @@ import {
 } from '../src/rules.ts'
 import { generatedFiles, plain } from './helpers.ts'
 
-const SPEC_ORDER = [
-  'shell_run',
-  'shell_background',
-  'shell_logs',
-  'shell_type',
-  'shell_stop',
-  'copy',
-  'move',
-  'delete',
-  'create_directory',
-  'file_exists',
-]
+const SPEC_ORDER = ['shell_run', 'shell_background', 'shell_logs', 'shell_type', 'shell_stop', 'copy', 'move', 'delete', 'create_directory', 'file_exists']
 
 describe('the tool list', () => {
   it('is exactly the ten names of SPEC §2, in order, with no mega-tool and no waiter', () => {
-    expect(toolListViolations(TOOLS.map((t) => t.name), SPEC_ORDER)).toEqual([])
+    expect(
+      toolListViolations(
+        TOOLS.map((t) => t.name),
+        SPEC_ORDER,
+      ),
+    ).toEqual([])
     expect(TOOL_NAMES).toEqual(SPEC_ORDER)
   })
 
@@ -74,7 +68,12 @@ describe('schemas', () => {
     for (const t of TOOLS) expect(resultShapeViolations(plain(t.result)), t.name).toEqual([])
     const loose = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a'], additionalProperties: false }
     expect(resultShapeViolations(loose)).toEqual(['#: "b" is not required'])
-    const nested = { type: 'object', properties: { xs: { type: 'array', items: { type: 'object', properties: { p: {} }, required: [] } } }, required: ['xs'], additionalProperties: false }
+    const nested = {
+      type: 'object',
+      properties: { xs: { type: 'array', items: { type: 'object', properties: { p: {} }, required: [] } } },
+      required: ['xs'],
+      additionalProperties: false,
+    }
     expect(resultShapeViolations(nested).length).toBe(2)
   })
 
@@ -115,12 +114,8 @@ describe('prose', () => {
     expect(fsNames).toEqual(['copy', 'move', 'delete', 'create_directory', 'file_exists'])
     expect(promptViolations(renderPrompt(), fsNames)).toEqual([])
     const p = renderPrompt()
-    expect(promptViolations({ ...p, inspectLine: p.inspectLine.replace('`file_exists`', 'test -f') }, fsNames)).toEqual([
-      'inspect line omits file_exists',
-    ])
-    expect(promptViolations({ ...p, executionLine: '- Long work: `shell_background`.' }, fsNames)).toEqual([
-      'long-running line omits shell_logs',
-    ])
+    expect(promptViolations({ ...p, inspectLine: p.inspectLine.replace('`file_exists`', 'test -f') }, fsNames)).toEqual(['inspect line omits file_exists'])
+    expect(promptViolations({ ...p, executionLine: '- Long work: `shell_background`.' }, fsNames)).toEqual(['long-running line omits shell_logs'])
     expect(promptViolations({ ...p, batchLine: null }, fsNames)).toEqual(['batch line omits shell_run'])
   })
 

@@ -42,9 +42,12 @@ describe('input properties (fast-check)', () => {
     const schema = plain(t.input)
 
     it(`${t.name} accepts every valid input generated from its schema`, () => {
-      fc.assert(fc.property(validValue(schema), (input) => {
-        expect(checkInput(t, input).ok).toBe(true)
-      }), { numRuns: 200 })
+      fc.assert(
+        fc.property(validValue(schema), (input) => {
+          expect(checkInput(t, input).ok).toBe(true)
+        }),
+        { numRuns: 200 },
+      )
     })
 
     it(`${t.name} rejects each single mutation with an issue naming the property`, () => {

@@ -16,7 +16,11 @@ const files = readdirSync(here)
   .sort()
 
 if (files.length === 0) {
-  console.error(`no benchmark matches ${filters.join(' ') || '(any)'}; have: ${readdirSync(here).filter((f) => f.endsWith('.bench.ts')).join(', ')}`)
+  console.error(
+    `no benchmark matches ${filters.join(' ') || '(any)'}; have: ${readdirSync(here)
+      .filter((f) => f.endsWith('.bench.ts'))
+      .join(', ')}`,
+  )
   process.exit(1)
 }
 let failed = 0

@@ -102,7 +102,11 @@ try {
   }
   report('256 MiB write into a root, unconfined (MiB/s)', spread(tOff, 0))
   report(`256 MiB write into a root, confined (${confined.confinement.kind}) (MiB/s)`, spread(tOn, 0))
-  report('  throughput ratio confined / unconfined (medians)', `${(median(tOn) / median(tOff)).toFixed(2)}x`, check(median(tOn) / median(tOff) >= 0.95, '≥ 0.95x'))
+  report(
+    '  throughput ratio confined / unconfined (medians)',
+    `${(median(tOn) / median(tOff)).toFixed(2)}x`,
+    check(median(tOn) / median(tOff) >= 0.95, '≥ 0.95x'),
+  )
   if (tBw.length > 0) {
     report('256 MiB write into a root, bubblewrap (MiB/s)', spread(tBw, 0))
     report('  throughput ratio bubblewrap / unconfined (medians)', `${(median(tBw) / median(tOff)).toFixed(2)}x`)

@@ -43,7 +43,6 @@ async function timed(work: () => unknown): Promise<number> {
   return performance.now() - t0
 }
 
-
 /** Copy and delete a tree of small files under `dir`, alternating with cp -r and rm -rf. */
 async function treeRows(dir: string, fs: ReturnType<typeof createFsRuntime>, tag: string): Promise<void> {
   // On tmpfs there is no disk to wait on: the ratio shows the bare per-call overhead.
@@ -176,7 +175,13 @@ try {
   // --- sparse files -------------------------------------------------------------------------
   await sparseRow(base, fs, 'hole', 1024, [])
   // Data islands: 64 islands of 256 KiB spread over the file (16 MiB of data in 256 MiB).
-  await sparseRow(base, fs, 'islands', 256, Array.from({ length: 64 }, (_, i) => i * 4 * 1024 * 1024 + 12345))
+  await sparseRow(
+    base,
+    fs,
+    'islands',
+    256,
+    Array.from({ length: 64 }, (_, i) => i * 4 * 1024 * 1024 + 12345),
+  )
 
   await treeRows(base, fs, '')
   const shm = tmpfsBase()
@@ -214,7 +219,9 @@ try {
     console.log(`| ${row.what} | ${row.ours.toFixed(1)} | ${row.system.toFixed(1)} | ${ratio.toFixed(2)}x | ${row.target}${verdict} |`)
   }
   const rate = median(rates)
-  console.log(`| file_exists on ${EXISTS_PATHS} paths | ${(EXISTS_PATHS / rate * 1000).toFixed(1)} | — | ${Math.round(rate).toLocaleString('en-US')} paths/s | >= 50,000 paths/s${rate >= 50_000 ? '' : ' (missed)'} |`)
+  console.log(
+    `| file_exists on ${EXISTS_PATHS} paths | ${((EXISTS_PATHS / rate) * 1000).toFixed(1)} | — | ${Math.round(rate).toLocaleString('en-US')} paths/s | >= 50,000 paths/s${rate >= 50_000 ? '' : ' (missed)'} |`,
+  )
 } finally {
   rmSync(base, { recursive: true, force: true })
 }

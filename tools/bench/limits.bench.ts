@@ -16,6 +16,7 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createShellRuntime, SHELL_LIMITS, type ShellRuntime, type ShellRuntimeOptions } from '@hands/shell-runtime'
+import { waitExited } from './wait-exited.ts'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
@@ -35,17 +36,17 @@ function spread(xs: number[], digits = 2): string {
   return `${s[0]?.toFixed(digits)} – ${s[Math.floor(s.length / 2)]?.toFixed(digits)} – ${s.at(-1)?.toFixed(digits)}`
 }
 
-function waitExited(rt: ShellRuntime, id: string): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => rt.resources().find((r) => r.id === id)?.status !== 'running'
-    if (done()) return resolve()
-    const off = rt.onResourcesChanged(() => {
-      if (done()) {
-        off()
-        resolve()
-      }
-    })
-  })
+/** Throughput and disk left behind, each min – median – max. */
+function speedAndDisk(rounds: Array<{ mibPerS: number; diskMiB: number }>): string {
+  const speed = spread(
+    rounds.map((r) => r.mibPerS),
+    0,
+  )
+  const disk = spread(
+    rounds.map((r) => r.diskMiB),
+    1,
+  )
+  return `${speed} MiB/s, disk ${disk} MiB`
 }
 
 async function settledRss(): Promise<number> {
@@ -125,11 +126,11 @@ try {
   report(`${SHELLS} shells × 10,000 lines × 4,000 chars, RSS growth, no byte bound`, `${spread(ring.unbounded, 0)} MiB`)
   report(`  the same with ringBytes = ${SHELL_LIMITS.ringBytes.default / MiB} MiB (default)`, `${spread(ring.bounded, 0)} MiB`)
   report('  ratio bounded / unbounded, per round', spread(ring.bounded.map((b, i) => b / (ring.unbounded[i] as number))))
-  report('background 256 MiB printer, one unbounded log', `${spread(log.unbounded.map((r) => r.mibPerS), 0)} MiB/s, disk ${spread(log.unbounded.map((r) => r.diskMiB), 0)} MiB`)
-  report('  the same rotating within logBytes = 8 MiB', `${spread(log.bounded.map((r) => r.mibPerS), 0)} MiB/s, disk ${spread(log.bounded.map((r) => r.diskMiB), 1)} MiB`)
+  report('background 256 MiB printer, one unbounded log', speedAndDisk(log.unbounded))
+  report('  the same rotating within logBytes = 8 MiB', speedAndDisk(log.bounded))
   report('  throughput ratio rotating / unbounded, per round', spread(log.bounded.map((b, i) => b.mibPerS / (log.unbounded[i]?.mibPerS as number))))
-  report('3 shell_run floods of 96 MiB, unbounded spool', `${spread(spool.unbounded.map((r) => r.mibPerS), 0)} MiB/s, disk ${spread(spool.unbounded.map((r) => r.diskMiB), 0)} MiB`)
-  report('  the same within spoolBytes = 128 MiB', `${spread(spool.bounded.map((r) => r.mibPerS), 0)} MiB/s, disk ${spread(spool.bounded.map((r) => r.diskMiB), 0)} MiB`)
+  report('3 shell_run floods of 96 MiB, unbounded spool', speedAndDisk(spool.unbounded))
+  report('  the same within spoolBytes = 128 MiB', speedAndDisk(spool.bounded))
   report('  throughput ratio budget / unbounded, per round', spread(spool.bounded.map((b, i) => b.mibPerS / (spool.unbounded[i]?.mibPerS as number))))
 } finally {
   rmSync(root, { recursive: true, force: true })

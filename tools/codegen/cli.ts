@@ -80,7 +80,13 @@ function main(argv: string[]): number {
   try {
     ;({ values } = parseArgs({
       args: argv,
-      options: { check: { type: 'boolean' }, diff: { type: 'string' }, format: { type: 'string' }, 'exit-code': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        check: { type: 'boolean' },
+        diff: { type: 'string' },
+        format: { type: 'string' },
+        'exit-code': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
       strict: true,
       allowPositionals: false,
     }))

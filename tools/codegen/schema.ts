@@ -2,11 +2,6 @@
 
 export type Json = Record<string, unknown>
 
-/** The schema as plain JSON: what a model or a second validator sees (TypeBox symbols dropped). */
-export function plain<T>(schema: T): Json {
-  return JSON.parse(JSON.stringify(schema)) as Json
-}
-
 export interface Property {
   name: string
   schema: Json
@@ -38,7 +33,10 @@ export function typeText(schema: Json): string {
       const item = schema['items'] as Json
       const inner = typeText(item).replace(/ \(non-empty\)$/, '')
       const base = item['type'] === 'object' ? 'object[]' : /[ |]/.test(inner) ? `(${inner})[]` : `${inner}[]`
-      const notes = [item['minLength'] === 1 ? 'non-empty items' : '', typeof schema['minItems'] === 'number' ? `≥ ${schema['minItems']} item${schema['minItems'] === 1 ? '' : 's'}` : ''].filter(Boolean)
+      const notes = [
+        item['minLength'] === 1 ? 'non-empty items' : '',
+        typeof schema['minItems'] === 'number' ? `≥ ${schema['minItems']} item${schema['minItems'] === 1 ? '' : 's'}` : '',
+      ].filter(Boolean)
       return notes.length ? `${base} (${notes.join(', ')})` : base
     }
     case 'object':

@@ -1,7 +1,7 @@
 import { renderPrompt, type PromptProse, type ToolDescriptor } from '@hands/contracts'
 import { buildSurface, type Surface } from '@hands/surface/contract'
 
-export { buildSurface, type Surface, type SurfaceErrorCode, type SurfaceTool } from '@hands/surface/contract'
+export type { Surface, SurfaceTool } from '@hands/surface/contract'
 
 /** Everything the generators render from. */
 export interface GenInput {

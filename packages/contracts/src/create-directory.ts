@@ -17,8 +17,7 @@ export type CreateDirectoryResult = Static<typeof CreateDirectoryResult>
 export const createDirectory = defineTool({
   name: CREATE_DIRECTORY,
   title: 'Create directories',
-  describe: () =>
-    `Create each of \`${P.paths}\` with any missing parents; an existing directory gives \`${P.is_created}\` false.`,
+  describe: () => `Create each of \`${P.paths}\` with any missing parents; an existing directory gives \`${P.is_created}\` false.`,
   input: CreateDirectoryInput,
   result: CreateDirectoryResult,
   call: [P.paths],

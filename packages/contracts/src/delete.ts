@@ -17,8 +17,7 @@ export type DeleteResult = Static<typeof DeleteResult>
 export const deleteTool = defineTool({
   name: DELETE,
   title: 'Delete paths',
-  describe: () =>
-    `Delete each of \`${P.paths}\`, directories with their contents; a path already missing gives \`${P.is_deleted}\` false.`,
+  describe: () => `Delete each of \`${P.paths}\`, directories with their contents; a path already missing gives \`${P.is_deleted}\` false.`,
   input: DeleteInput,
   result: DeleteResult,
   call: [P.paths],

@@ -46,10 +46,7 @@ export function defineTool<I extends TObject, R extends TObject, N extends ToolN
 }
 
 /** Render a contract into the descriptor a host serves. */
-export function describeTool<I extends TObject, R extends TObject>(
-  contract: ToolContract<I, R>,
-  prose: ProseContext = DEFAULT_PROSE,
-): ToolDescriptor<I, R> {
+export function describeTool<I extends TObject, R extends TObject>(contract: ToolContract<I, R>, prose: ProseContext = DEFAULT_PROSE): ToolDescriptor<I, R> {
   return {
     name: contract.name,
     title: contract.title,

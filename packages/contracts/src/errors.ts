@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox'
-import { TOOL_NAMES } from './names.ts'
+import { SHELL_BACKGROUND, SHELL_RUN, TOOL_NAMES } from './names.ts'
 
 /**
  * The closed set of error codes. Each says what went wrong, whether a retry of the SAME call
@@ -84,6 +84,11 @@ export const ERROR_CODES = {
   spawn_failed: {
     summary: 'The operating system could not start the process; a retry may succeed once resources free up.',
     is_retryable: true,
+    is_always_preflight: true,
+  },
+  pty_unavailable: {
+    summary: `The host cannot open a terminal (node-pty did not load), so ${SHELL_BACKGROUND} cannot start a shell; ${SHELL_RUN} still works.`,
+    is_retryable: false,
     is_always_preflight: true,
   },
   io_error: {

@@ -18,8 +18,7 @@ export type MoveResult = Static<typeof MoveResult>
 export const move = defineTool({
   name: MOVE,
   title: 'Move a path',
-  describe: () =>
-    `Move or rename \`${P.src}\` to \`${P.dest}\`, across filesystems too; an existing \`${P.dest}\` is refused unless \`${P.is_overwrite}\`.`,
+  describe: () => `Move or rename \`${P.src}\` to \`${P.dest}\`, across filesystems too; an existing \`${P.dest}\` is refused unless \`${P.is_overwrite}\`.`,
   input: MoveInput,
   result: MoveResult,
   call: [P.src, P.dest],

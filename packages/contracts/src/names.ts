@@ -11,18 +11,7 @@ export const CREATE_DIRECTORY = 'create_directory'
 export const FILE_EXISTS = 'file_exists'
 
 /** The ten tool names in SPEC §2 order. */
-export const TOOL_NAMES = [
-  SHELL_RUN,
-  SHELL_BACKGROUND,
-  SHELL_LOGS,
-  SHELL_TYPE,
-  SHELL_STOP,
-  COPY,
-  MOVE,
-  DELETE,
-  CREATE_DIRECTORY,
-  FILE_EXISTS,
-] as const
+export const TOOL_NAMES = [SHELL_RUN, SHELL_BACKGROUND, SHELL_LOGS, SHELL_TYPE, SHELL_STOP, COPY, MOVE, DELETE, CREATE_DIRECTORY, FILE_EXISTS] as const
 
 export type ToolName = (typeof TOOL_NAMES)[number]
 

@@ -32,9 +32,7 @@ export function renderPrompt(options: Partial<PromptOptions> = {}): PromptProse 
     inspectLine: isShell
       ? `- ${fsNames} change and probe the filesystem; keep ${code(SHELL_RUN)} for running programs.`
       : `- ${fsNames} change and probe the filesystem.`,
-    batchLine: isShell
-      ? `- Batch: one ${code(SHELL_RUN)} with a ${code(P.commands)} array, never one call per file.`
-      : null,
+    batchLine: isShell ? `- Batch: one ${code(SHELL_RUN)} with a ${code(P.commands)} array, never one call per file.` : null,
     codeToolParagraph: isShell
       ? `Waiting is control flow you write here: ${code(SHELL_BACKGROUND)}, then ${code(SHELL_LOGS)} in a bounded loop ` +
         `that breaks on what you read (an error line, a parsed port), never a fixed sleep.`

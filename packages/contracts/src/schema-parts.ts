@@ -3,11 +3,9 @@ import { LIMITS, P } from './names.ts'
 
 /** Parts several tool schemas share, so one rule has one definition. */
 
-export const NonEmptyString = (description?: string) =>
-  Type.String(description === undefined ? { minLength: 1 } : { minLength: 1, description })
+export const NonEmptyString = (description?: string) => Type.String(description === undefined ? { minLength: 1 } : { minLength: 1, description })
 
-export const Commands = (description: string) =>
-  Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description })
+export const Commands = (description: string) => Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description })
 
 export const Cwd = () => Type.String({ description: 'Directory under an allowed root; default the workspace root.' })
 
@@ -17,21 +15,18 @@ export const Paths = () =>
     description: 'Relative to the workspace root, or absolute under an allowed root.',
   })
 
-export const IsOverwrite = () =>
-  Type.Boolean({ default: false, description: `Replace an existing \`${P.dest}\`.` })
+export const IsOverwrite = () => Type.Boolean({ default: false, description: `Replace an existing \`${P.dest}\`.` })
 
 export const ShellId = () => NonEmptyString('Background shell handle.')
 
-export const Status = () =>
-  Type.Enum(['running', 'exited', 'stopped'])
+export const Status = () => Type.Enum(['running', 'exited', 'stopped'])
 
 export const ExitCode = () =>
   Type.Union([Type.Integer(), Type.Null()], {
     description: 'Exit code; 128+N after signal N; null while running or never started.',
   })
 
-export const Note = () =>
-  Type.Union([Type.String(), Type.Null()], { description: 'What the model needs to know, or null.' })
+export const Note = () => Type.Union([Type.String(), Type.Null()], { description: 'What the model needs to know, or null.' })
 
 export const TailLines = () =>
   Type.Integer({
@@ -42,8 +37,7 @@ export const TailLines = () =>
   })
 
 /** An object schema whose every key is required and no other key is allowed. */
-export const Exact = <T extends Parameters<typeof Type.Object>[0]>(properties: T) =>
-  Type.Object(properties, { additionalProperties: false })
+export const Exact = <T extends Parameters<typeof Type.Object>[0]>(properties: T) => Type.Object(properties, { additionalProperties: false })
 
 /** The input of copy and move: two named paths and the overwrite switch. */
 export const SrcDestInput = (srcDescription: string) =>

@@ -16,10 +16,15 @@ export type ShellLogsInput = Static<typeof ShellLogsInput>
 // result
 export const ShellLogsResult = Exact({
   id: Type.String(),
-  lines: Type.Array(Type.String(), { description: 'The last lines, oldest first, as a person would read them.' }),
+  lines: Type.Array(Type.String(), {
+    description: 'The last lines, oldest first, as its terminal shows them: rows that scrolled off, then the screen.',
+  }),
   dropped_lines: Type.Integer({
     minimum: 0,
-    description: 'Lines that left the buffer since the previous read without being returned.',
+    description: 'Terminal rows that left the history since the previous read without being returned.',
+  }),
+  is_screen: Type.Boolean({
+    description: 'A full-screen program holds the terminal: lines are its screen rows, top to bottom, redrawn in place.',
   }),
   status: Status(),
   exit: ExitCode(),

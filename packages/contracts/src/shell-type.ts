@@ -29,8 +29,7 @@ export type ShellTypeResult = Static<typeof ShellTypeResult>
 export const shellType = defineTool({
   name: SHELL_TYPE,
   title: 'Type into a background shell',
-  describe: () =>
-    `Type \`${P.text}\` into a running background shell's terminal, then Enter unless \`${P.is_enter}\` is false.`,
+  describe: () => `Type \`${P.text}\` into a running background shell's terminal, then Enter unless \`${P.is_enter}\` is false.`,
   input: ShellTypeInput,
   result: ShellTypeResult,
   call: [P.id, P.text],

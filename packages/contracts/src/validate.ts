@@ -75,7 +75,12 @@ function subschema(root: unknown, segments: string[]): unknown {
 }
 
 function pointerSegments(pointer: string): string[] {
-  return pointer === '' ? [] : pointer.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+  return pointer === ''
+    ? []
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
 }
 
 function propertyPath(segments: string[]): string {

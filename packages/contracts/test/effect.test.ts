@@ -11,8 +11,12 @@ describe('effect', () => {
     expect(destructive).toEqual(['shell_run', 'shell_background', 'shell_type', 'copy', 'move', 'delete'])
     for (const name of ['copy', 'move']) {
       const t = TOOLS.find((d) => d.name === name)
-      expect(t).toMatchObject({ effect: 'mutate', destroysWhen: 'is_overwrite', annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false } })
-      expect(Object.keys((t?.input as { properties: object }).properties)).toContain(t?.destroysWhen)
+      expect(t).toMatchObject({
+        effect: 'mutate',
+        destroysWhen: 'is_overwrite',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+      })
+      expect(Object.keys((t!.input as { properties: object }).properties)).toContain(t?.destroysWhen)
     }
     expect(TOOLS.filter((t) => t.destroysWhen !== null).map((t) => t.name)).toEqual(['copy', 'move'])
     expect(annotationsFor('mutate').destructiveHint).toBe(false)
@@ -32,11 +36,7 @@ describe('effect', () => {
   })
 
   it('reports only the execute tools as reaching an open world', () => {
-    expect(CONTRACTS.filter((c) => annotationsFor(c.effect).openWorldHint).map((c) => c.name)).toEqual([
-      'shell_run',
-      'shell_background',
-      'shell_type',
-    ])
+    expect(CONTRACTS.filter((c) => annotationsFor(c.effect).openWorldHint).map((c) => c.name)).toEqual(['shell_run', 'shell_background', 'shell_type'])
   })
 
   it('hands out copies, so a host cannot change the derivation for everyone', () => {

@@ -34,9 +34,20 @@ if (process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch)) {
 if (!isForce && existsSync(target) && statSync(target).mtimeMs >= statSync(source).mtimeMs) process.exit(0)
 
 const flags = [
-  '-O2', '-static', '-nostdlib', '-ffreestanding', '-fno-builtin', '-fno-stack-protector',
-  '-fno-tree-loop-distribute-patterns', '-fno-asynchronous-unwind-tables', '-fno-pie', '-no-pie',
-  '-s', '-Wall', '-Wextra', '-Werror',
+  '-O2',
+  '-static',
+  '-nostdlib',
+  '-ffreestanding',
+  '-fno-builtin',
+  '-fno-stack-protector',
+  '-fno-tree-loop-distribute-patterns',
+  '-fno-asynchronous-unwind-tables',
+  '-fno-pie',
+  '-no-pie',
+  '-s',
+  '-Wall',
+  '-Wextra',
+  '-Werror',
 ]
 const candidates = [process.env.CC, 'cc', 'gcc'].filter(Boolean)
 mkdirSync(dirname(target), { recursive: true })

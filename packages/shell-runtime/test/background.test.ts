@@ -5,12 +5,15 @@ import { shellBackground, shellLogs, shellStop, shellType } from '@hands/contrac
 import { describe, expect, it } from 'vitest'
 import { alive, eventually, FIXTURES, logsUntil, makeRuntime, rejection, valid } from './helpers.ts'
 
-
 async function exited(rt: ReturnType<typeof makeRuntime>['rt'], id: string) {
-  return eventually(async () => {
-    const r = await rt.shell_logs({ id, n: 1 })
-    return r.status === 'exited' ? r : undefined
-  }, 20_000, `${id} to exit`)
+  return eventually(
+    async () => {
+      const r = await rt.shell_logs({ id, n: 1 })
+      return r.status === 'exited' ? r : undefined
+    },
+    20_000,
+    `${id} to exit`,
+  )
 }
 
 describe('shell_background', () => {
@@ -124,20 +127,21 @@ describe('shell_logs', () => {
     // Wait on the log file, not on shell_logs, which would count as reads.
     const log = () => readFileSync(rt.resources()[0]?.log_path as string, 'latin1')
     await eventually(() => (log().includes('\n250\r\n') ? true : undefined))
-    // 250 lines into a ring of 100: lines 1–150 were evicted unseen.
+    // 250 lines and the cursor's empty row into 100 rows of history plus the 50-row screen:
+    // rows 1–101 were evicted unseen.
     const first = await rt.shell_logs({ id: b.id, n: 10 })
     expect(first.lines[0]).toBe('241')
-    expect(first.dropped_lines).toBe(150)
+    expect(first.dropped_lines).toBe(101)
     expect((await rt.shell_logs({ id: b.id, n: 10 })).dropped_lines).toBe(0)
     await rt.shell_type({ id: b.id, text: '' })
     await eventually(() => (log().includes('\n300\r\n') ? true : undefined))
-    // Lines 151–200 were evicted: 50, never returned (the reads returned 241–250 only).
+    // Rows 102–151 were evicted: 50, never returned (the reads returned 241–250 only).
     const second = await rt.shell_logs({ id: b.id, n: 100 })
     expect(second.dropped_lines).toBe(50)
     expect(second.lines[0]).toBe('201')
     await rt.shell_type({ id: b.id, text: '' })
     await eventually(() => (rt.resources()[0]?.status === 'exited' ? true : undefined))
-    // 700 more lines: 201–900 evicted; 201–300 were returned, so 600 were dropped.
+    // 700 more lines: 152–851 evicted; 201–300 were returned, so 600 were dropped.
     const third = await rt.shell_logs({ id: b.id, n: 5 })
     expect(third.lines).toEqual(['996', '997', '998', '999', '1000'])
     expect(third.dropped_lines).toBe(600)
@@ -148,16 +152,34 @@ describe('shell_logs', () => {
     const b = await rt.shell_background({ commands: ['seq 1 250'] })
     // Wait on the resource list, not on shell_logs, which would count as reads.
     await eventually(() => (rt.resources()[0]?.status === 'exited' ? true : undefined))
+    // 100 rows of history plus the 50-row screen, whose last row is the cursor's empty one.
     const all = rt.retainedLines(b.id)
-    expect(all).toHaveLength(100)
-    expect(all?.[0]).toBe('151')
+    expect(all).toHaveLength(149)
+    expect(all?.[0]).toBe('102')
     expect(all?.at(-1)).toBe('250')
     expect(rt.retainedLines('nope')).toBeNull()
-    // retainedLines returned lines 151–250 but marked none as seen: the 150 evicted before them
+    // retainedLines returned lines 102–250 but marked none as seen: the 101 evicted before them
     // are still dropped unseen, and the next read returns from the end as usual.
     const read = await rt.shell_logs({ id: b.id, n: 1 })
-    expect(read).toMatchObject({ lines: ['250'], dropped_lines: 150 })
+    expect(read).toMatchObject({ lines: ['250'], dropped_lines: 101 })
   })
+
+  it('reads lines full of backspaces without blocking: 10,100 lines of 2047 characters and 2047 backspaces', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: [`python3 -c "import sys; sys.stdout.write(('a' * 2047 + '\\b' * 2047 + '\\n') * 10100)"`] })
+    await eventually(() => (rt.resources()[0]?.status === 'exited' ? true : undefined), 120_000)
+    let started = performance.now()
+    const r = await rt.shell_logs({ id: b.id, n: 2000 })
+    const logsMs = performance.now() - started
+    started = performance.now()
+    const all = rt.retainedLines(b.id) ?? []
+    const resourceMs = performance.now() - started
+    // A backspace moves the cursor; it erases nothing: each line reads as its 2047 a's.
+    expect(r.lines.at(-1)).toBe('a'.repeat(2047))
+    expect(all.length).toBeGreaterThan(100)
+    expect(logsMs).toBeLessThan(1500)
+    expect(resourceMs).toBeLessThan(1500)
+  }, 180_000)
 
   it('never waits', async () => {
     const { rt } = makeRuntime()

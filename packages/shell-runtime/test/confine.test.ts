@@ -101,10 +101,14 @@ async function backgroundAll(rt: ShellRuntime, scripts: string[]): Promise<strin
   const started = await Promise.all(scripts.map((s, i) => rt.shell_background({ commands: [s], id: `case-${i}` })))
   return Promise.all(
     started.map((b) =>
-      eventually(async () => {
-        const r = await rt.shell_logs({ id: b.id, n: 200 })
-        return r.status === 'exited' ? r.lines : undefined
-      }, 30_000, `${b.id} to exit`),
+      eventually(
+        async () => {
+          const r = await rt.shell_logs({ id: b.id, n: 200 })
+          return r.status === 'exited' ? r.lines : undefined
+        },
+        30_000,
+        `${b.id} to exit`,
+      ),
     ),
   )
 }
@@ -123,7 +127,10 @@ describe.each(mechanisms)('confinement by %s', (confine) => {
     expect(l.hash()).toBe(before)
     for (const [i, [name]] of OUTSIDE.entries()) {
       const c = r.commands[i]
-      expect(c?.exit !== 0 || /denied|Read-only|No such file|nonexistent|not permitted|cross-device/.test(c?.stderr ?? ''), `${name}: ${JSON.stringify(c)}`).toBe(true)
+      expect(
+        c?.exit !== 0 || /denied|Read-only|No such file|nonexistent|not permitted|cross-device/.test(c?.stderr ?? ''),
+        `${name}: ${JSON.stringify(c)}`,
+      ).toBe(true)
     }
     // The direct write is refused with the command's own error and a note naming the policy.
     expect(r.commands[0]?.stderr).toMatch(/Permission denied|Read-only file system|No such file/)
@@ -135,7 +142,10 @@ describe.each(mechanisms)('confinement by %s', (confine) => {
     const before = l.hash()
     // Every case at once, each its own background shell.
     const { rt } = makeRuntime({ ...opts({ maxShells: OUTSIDE.length }), roots: [l.root] })
-    const logs = await backgroundAll(rt, OUTSIDE.map(([, s]) => fill(s, l)))
+    const logs = await backgroundAll(
+      rt,
+      OUTSIDE.map(([, s]) => fill(s, l)),
+    )
     await new Promise((res) => setTimeout(res, 300))
     expect(l.hash()).toBe(before)
     expect(logs[0]?.join('\n')).toMatch(/Permission denied|Read-only file system|No such file/)
@@ -306,7 +316,8 @@ describe('confinement: choosing a mechanism', () => {
       expect(rt.confinement.kind).toBe('off')
       expect(rt.confinement.summary).toContain('UNCONFINED')
       const r = await rt.shell_run({ commands: ['echo hi', 'exit 3'] })
-      for (const c of r.commands) expect(c.note).toMatch(/^Ran unconfined \(no sandbox works here: .*\): it could write outside the roots and read the server's environment\.$/)
+      for (const c of r.commands)
+        expect(c.note).toMatch(/^Ran unconfined \(no sandbox works here: .*\): it could write outside the roots and read the server's environment\.$/)
       const b = await rt.shell_background({ commands: ['sleep 1000'] })
       expect(b.note).toContain('Ran unconfined')
       // Unconfined, the command can write beside the root, which is what the note warns about.
@@ -334,7 +345,7 @@ describe('confinement: choosing a mechanism', () => {
     })
   })
 
-  it("gives each session its own TMPDIR, which commands may write and close() removes", async () => {
+  it('gives each session its own TMPDIR, which commands may write and close() removes', async () => {
     const a = makeRuntime().rt
     const b = makeRuntime().rt
     expect(a.tmpDir).not.toBe(b.tmpDir)

@@ -121,6 +121,9 @@ describe('login environment', () => {
     expect(env.env['HOME']).toBe(home)
     expect(env.env['MY_API_KEY']).toBeUndefined()
     expect(jobProcesses()).toEqual([])
-    expect(await captureLoginEnvironment({ roots: [home], hostEnv: hostEnv(home) }, stop.signal)).toMatchObject({ source: 'host', error: expect.stringContaining('stopped') })
+    expect(await captureLoginEnvironment({ roots: [home], hostEnv: hostEnv(home) }, stop.signal)).toMatchObject({
+      source: 'host',
+      error: expect.stringContaining('stopped'),
+    })
   })
 })

@@ -75,10 +75,14 @@ afterEach(async () => {
   for (const { dirs } of all) for (const d of dirs) rmSync(d, { recursive: true, force: true })
   for (const d of extraDirs.splice(0)) rmSync(d, { recursive: true, force: true })
   // Nothing of any tree may outlive its runtime.
-  const left = await eventually(() => {
-    const pids = jobProcesses()
-    return pids.length === 0 ? pids : undefined
-  }, 10_000, 'every job process to end').catch(() => jobProcesses())
+  const left = await eventually(
+    () => {
+      const pids = jobProcesses()
+      return pids.length === 0 ? pids : undefined
+    },
+    10_000,
+    'every job process to end',
+  ).catch(() => jobProcesses())
   if (left.length > 0) {
     for (const p of left) {
       try {
@@ -93,10 +97,14 @@ afterEach(async () => {
 
 /** Wait until a background shell's logs satisfy `pred`; returns those lines. */
 export async function logsUntil(rt: ShellRuntime, id: string, pred: (lines: string[]) => boolean, ms = 20_000): Promise<string[]> {
-  return eventually(async () => {
-    const { lines } = await rt.shell_logs({ id, n: 2000 })
-    return pred(lines) ? lines : undefined
-  }, ms, `logs of ${id}`)
+  return eventually(
+    async () => {
+      const { lines } = await rt.shell_logs({ id, n: 2000 })
+      return pred(lines) ? lines : undefined
+    },
+    ms,
+    `logs of ${id}`,
+  )
 }
 
 /** `value`, after checking it against the contract's result schema (throws naming the issues). */

@@ -56,7 +56,12 @@ describe('secrets and isolation', () => {
       const entry = serverEntry()
       const { rt } = makeRuntime({ confine })
       const r = await rt.shell_run({
-        commands: [`tr '\\0' '\\n' < /proc/$PPID/environ`, `tr '\\0' '\\n' < /proc/${process.pid}/environ`, READ_ANCESTORS, `head -c 1 /proc/${process.pid}/mem`],
+        commands: [
+          `tr '\\0' '\\n' < /proc/$PPID/environ`,
+          `tr '\\0' '\\n' < /proc/${process.pid}/environ`,
+          READ_ANCESTORS,
+          `head -c 1 /proc/${process.pid}/mem`,
+        ],
       })
       for (const c of r.commands) expect(`${c.stdout}${c.stderr}`, c.command).not.toContain(entry)
       // Under bubblewrap the parent is the sandbox's own init, whose environment is the command's.
@@ -84,20 +89,20 @@ describe('processes that cannot slip out', () => {
       // Each escapee renames itself, so the test finds it by name (a pid printed inside a sandbox's
       // pid namespace means nothing out here).
       const tag = `hands-escapee-${process.pid}-${Date.now()}`
-      const escape = (n: number) => `setsid bash -c 'echo $$ > ${cgroup.dir}/cgroup.procs; exec -a ${tag}-${n} sleep 1000' &`
+      const escapee = (n: number) => `setsid bash -c 'echo $$ > ${cgroup.dir}/cgroup.procs; exec -a ${tag}-${n} sleep 1000' &`
       const { rt } = makeRuntime({ confine, stopGraceMs: 300 })
       expect(rt.treeKind).toBe('cgroup')
       try {
         // shell_background, then shell_stop.
-        const b = await rt.shell_background({ commands: [`${escape(1)} wait`] })
+        const b = await rt.shell_background({ commands: [`${escapee(1)} wait`] })
         const pid = await eventually(() => named(`${tag}-1`)[0])
         await rt.shell_stop({ id: b.id })
         expect(alive(pid)).toBe(false)
         // shell_run stops what the line left behind.
-        await rt.shell_run({ commands: [`${escape(2)} sleep 0.5`] })
+        await rt.shell_run({ commands: [`${escapee(2)} sleep 0.5`] })
         expect(named(`${tag}-2`)).toEqual([])
         // close stops a live one.
-        await rt.shell_background({ commands: [`${escape(3)} wait`] })
+        await rt.shell_background({ commands: [`${escapee(3)} wait`] })
         const closePid = await eventually(() => named(`${tag}-3`)[0])
         await rt.close()
         expect(alive(closePid)).toBe(false)
@@ -186,10 +191,11 @@ describe('processes that cannot slip out', () => {
     writeFileSync(join(root, 'a', 'marker'), 'inside')
     symlinkSync(outside, join(root, 'l'))
     // Swap `a` between the directory and the symlink as fast as the kernel allows.
-    const swapper = spawn('python3', [
-      '-c',
-      `import os\nos.chdir(${JSON.stringify(root)})\nwhile True:\n  os.rename('a', 'd'); os.rename('l', 'a'); os.rename('a', 'l'); os.rename('d', 'a')`,
-    ], { stdio: 'ignore' })
+    const swapper = spawn(
+      'python3',
+      ['-c', `import os\nos.chdir(${JSON.stringify(root)})\nwhile True:\n  os.rename('a', 'd'); os.rename('l', 'a'); os.rename('a', 'l'); os.rename('d', 'a')`],
+      { stdio: 'ignore' },
+    )
     let ran = 0
     let refused = 0
     try {

@@ -69,7 +69,10 @@ describe('a background log is bounded by logBytes', () => {
     // What is kept is the newest part, whole: consecutive numbers up to the last one.
     const kept = previous + current
     expect(kept.endsWith('1499999\r\n1500000\r\n')).toBe(true)
-    const numbers = kept.slice(kept.indexOf('\r\n') + 2, -2).split('\r\n').map(Number)
+    const numbers = kept
+      .slice(kept.indexOf('\r\n') + 2, -2)
+      .split('\r\n')
+      .map(Number)
     for (let i = 1; i < numbers.length; i++) if (numbers[i] !== (numbers[i - 1] as number) + 1) throw new Error(`gap after ${numbers[i - 1]}`)
     expect(res['log_dropped_bytes']).toBe(seqBytes(1500000) - kept.length)
     // Stopping the shell removes both parts.
@@ -173,7 +176,12 @@ describe('background shells per session are capped (maxShells)', () => {
     expect(err.message).toContain('3')
     expect(err.hint).toContain('shell_stop')
     expect(err.hint).toContain('`done`')
-    expect(rt.resources().map((r) => r.id).sort()).toEqual(['a', 'b', 'done'])
+    expect(
+      rt
+        .resources()
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(['a', 'b', 'done'])
     expect(jobProcesses().length).toBe(before)
     // At the cap, a live script is still returned, and an exited id is still replaced.
     expect((await rt.shell_background({ commands: ['sleep 1000'], id: 'a' })).is_already_running).toBe(true)
@@ -193,20 +201,23 @@ describe('background shells per session are capped (maxShells)', () => {
   })
 })
 
-describe("a background shell's ring is bounded in bytes (ringBytes), not only in lines", () => {
-  it('drops the oldest lines once the retained lines pass ringBytes, and counts them as dropped', async () => {
+describe("a background shell's history is bounded in bytes (ringBytes), not only in rows", () => {
+  it('keeps only the rows ringBytes pays for, and counts every other row as dropped', async () => {
+    // 256 KiB at 200 columns: floor(262144 / (200 × 12 + 512)) = 90 rows of history, plus the 50-row screen.
     const { rt } = makeRuntime({ ringBytes: 256 * KiB })
-    // 1,000 lines of 4,000 characters: ~8 MB as strings, 32 times the bound.
-    const b = await rt.shell_background({ commands: [`awk 'BEGIN { s = sprintf("%3996s", ""); gsub(/ /, "x", s); for (i = 1; i <= 1000; i++) printf "%04d%s\\n", i, s }'`] })
+    // 1,000 lines of 4,000 characters: 20,000 rows of 200 columns, twice the 10,000 rows ringLines allows.
+    const b = await rt.shell_background({
+      commands: [`awk 'BEGIN { s = sprintf("%3996s", ""); gsub(/ /, "x", s); for (i = 1; i <= 1000; i++) printf "%04d%s\\n", i, s }'`],
+    })
     await exited(rt, b.id)
     const kept = rt.retainedLines(b.id) as string[]
-    const bytes = kept.reduce((n, l) => n + 2 * l.length, 0)
-    expect(bytes).toBeLessThanOrEqual(256 * KiB)
-    expect(kept.length).toBeGreaterThan(10)
+    const rows = kept.reduce((n, l) => n + Math.ceil(l.length / 200), 0)
+    expect(rows).toBeLessThanOrEqual(90 + 50)
+    expect(rows).toBeGreaterThan(50)
     expect(kept.at(-1)?.startsWith('1000x')).toBe(true)
     const r = await rt.shell_logs({ id: b.id, n: 2000 })
-    expect(r.lines).toHaveLength(kept.length)
-    expect(r.dropped_lines).toBe(1000 - kept.length)
+    expect(r.lines).toEqual(kept)
+    expect(r.dropped_lines + rows).toBe(20_000)
   }, 60_000)
 })
 
@@ -219,7 +230,7 @@ describe('shell_type input waits in a bounded queue (typeQueueBytes)', () => {
   it('refuses text that would pass the queue with limit_reached, and writes none of it', async () => {
     const { rt, root } = makeRuntime({ typeQueueBytes: 256 * KiB })
     // Raw mode, so the terminal passes bytes as they come; nothing reads until `go` exists.
-    const b = await rt.shell_background({ commands: ['stty raw -echo', 'echo ready', 'while [ ! -e go ]; do sleep 0.05; done', 'head -c 255000 > got', 'echo done'] })
+    const b = await rt.shell_background({ commands: ['stty raw -echo', 'echo ready', 'while [ ! -e go ]; do sleep 0.05; done', 'head -c 255000 > got'] })
     await logsUntil(rt, b.id, (l) => l.includes('ready'))
     // The terminal takes some kilobytes itself; the rest waits in the queue.
     await rt.shell_type({ id: b.id, text: 'a'.repeat(250_000), is_enter: false })
@@ -230,7 +241,7 @@ describe('shell_type input waits in a bounded queue (typeQueueBytes)', () => {
     expect(err.hint).toMatch(/shell_stop|shell_logs/)
     await rt.shell_type({ id: b.id, text: 'b'.repeat(5_000), is_enter: false })
     writeFileSync(join(root, 'go'), '')
-    await logsUntil(rt, b.id, (l) => l.includes('done'))
+    await exited(rt, b.id)
     const got = readFileSync(join(root, 'got'), 'latin1')
     expect(got).toBe('a'.repeat(250_000) + 'b'.repeat(5_000))
     await rt.shell_stop({ id: b.id })

@@ -3,7 +3,7 @@ import { checkResult, shellRun } from '@hands/contracts'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { BoundedCapture } from '../src/output/bounded-capture.ts'
-import { makeRuntime, tempDir } from './helpers.ts'
+import { logsUntil, makeRuntime, tempDir } from './helpers.ts'
 
 function valid<T>(value: T): T {
   const outcome = checkResult(shellRun, value)
@@ -56,9 +56,7 @@ describe('shell_run output', () => {
     const sampler = setInterval(() => {
       peak = Math.max(peak, process.memoryUsage().rss)
     }, 20)
-    const r = valid(
-      await rt.shell_run({ commands: ['echo FIRST-LINE; head -c 1073741824 /dev/zero | tr "\\0" "x" | fold -w 100; echo; echo LAST-LINE'] }),
-    )
+    const r = valid(await rt.shell_run({ commands: ['echo FIRST-LINE; head -c 1073741824 /dev/zero | tr "\\0" "x" | fold -w 100; echo; echo LAST-LINE'] }))
     clearInterval(sampler)
     const c = r.commands[0]!
     expect(c.exit).toBe(0)
@@ -68,6 +66,48 @@ describe('shell_run output', () => {
     expect(c.note).toMatch(/was 10\d{8} bytes/)
     expect(peak - before).toBeLessThan(96 * 1024 * 1024)
   }, 600_000)
+
+  it('cleans escape sequences out of stdout, says so, and keeps the raw bytes in the spool file', async () => {
+    const { rt } = makeRuntime()
+    const r = valid(
+      await rt.shell_run({
+        commands: [
+          "printf 'A\\033]52;c;ZWNobyBwd25lZA==\\a\\033]0;title\\a\\033[2J'",
+          "printf '\\033]8;;http://example.com\\033\\\\link\\033]8;;\\033\\\\ \\033P1$r0m\\033\\\\done\\n\\033[31mred\\033[0m\\n' >&2",
+        ],
+      }),
+    )
+    const [clip, link] = r.commands
+    expect(clip?.stdout).toBe('A')
+    expect(clip?.note).toContain('stdout was cleaned for reading')
+    expect(readFileSync(spoolPath(clip?.note ?? null))).toEqual(Buffer.from('A\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b]0;title\x07\x1b[2J'))
+    expect(link?.stderr).toBe('link done\nred\n')
+    expect(link?.note).toContain('stderr was cleaned for reading')
+  })
+
+  it('collapses 200 carriage-return progress redraws to their final state', async () => {
+    const { rt } = makeRuntime()
+    const r = valid(await rt.shell_run({ commands: ["for i in $(seq 1 200); do printf '\\rprogress %3d%%' $i; done; echo; echo next"] }))
+    expect(r.commands[0]?.stdout).toBe('progress 200%\nnext\n')
+  })
+
+  it('leaves plain output byte for byte: tabs, trailing blanks, no note', async () => {
+    const { rt } = makeRuntime()
+    const r = valid(await rt.shell_run({ commands: ["printf 'a\\tb  \\n\\tindented\\n'"] }))
+    expect(r.commands[0]?.stdout).toBe('a\tb  \n\tindented\n')
+    expect(r.commands[0]?.note).toBeNull()
+  })
+
+  it('writes bidi overrides, zero-width and tag characters out visibly, in shell_run and shell_logs', async () => {
+    const { rt } = makeRuntime()
+    const line = "printf 'invoice\\u202Etxt.exe ok\\u200Bhidden \\U000E0041\\n'"
+    const r = valid(await rt.shell_run({ commands: [line] }))
+    expect(r.commands[0]?.stdout).toBe('invoice<U+202E>txt.exe ok<U+200B>hidden <U+E0041>\n')
+    expect(r.commands[0]?.note).toContain('<U+XXXX>')
+    const b = await rt.shell_background({ commands: [line] })
+    const lines = await logsUntil(rt, b.id, (l) => l.length > 0)
+    expect(lines).toEqual(['invoice<U+202E>txt.exe ok<U+200B>hidden <U+E0041>'])
+  })
 
   it('turns invalid UTF-8 into U+FFFD and names binary output in the note', async () => {
     const { rt } = makeRuntime()
@@ -90,31 +130,36 @@ describe('shell_run output', () => {
 
   it('never splits a UTF-8 character at the head or tail cut', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.string({ unit: 'binary', maxLength: 40 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 64 }), async (parts, head, tail) => {
-        const dir = tempDir('capture')
-        const cap = new BoundedCapture(head, tail, `${dir}/spool`)
-        const bytes = Buffer.from(parts.join(''))
-        // Feed in odd-sized chunks so characters straddle chunk boundaries.
-        for (let i = 0; i < bytes.length; i += 7) cap.push(bytes.subarray(i, i + 7))
-        const out = await cap.finish()
-        expect(out.totalBytes).toBe(bytes.length)
-        const text = bytes.toString('utf8')
-        if (out.omittedBytes === 0) {
-          expect(out.text).toBe(text)
-          return
-        }
-        // A split character would decode to U+FFFD where the original has none: startsWith/endsWith catch it.
-        const marker = /\[… (\d+) bytes omitted …\]\n/.exec(out.text) as RegExpExecArray
-        expect(Number(marker[1])).toBe(out.omittedBytes)
-        const shown = out.text.slice(0, marker.index)
-        const t = out.text.slice(marker.index + marker[0].length)
-        // The marker starts on its own line: a newline before it is the head's own, or added.
-        const h = [shown, shown.slice(0, -1)].find((c) => Buffer.byteLength(c) + Buffer.byteLength(t) + out.omittedBytes === bytes.length)
-        expect(h).toBeDefined()
-        expect(text.startsWith(h as string)).toBe(true)
-        expect(text.endsWith(t)).toBe(true)
-        expect(readFileSync(`${dir}/spool`)).toEqual(bytes)
-      }),
+      fc.asyncProperty(
+        fc.array(fc.string({ unit: 'binary', maxLength: 40 }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.integer({ min: 1, max: 64 }),
+        async (parts, head, tail) => {
+          const dir = tempDir('capture')
+          const cap = new BoundedCapture(head, tail, `${dir}/spool`, false)
+          const bytes = Buffer.from(parts.join(''))
+          // Feed in odd-sized chunks so characters straddle chunk boundaries.
+          for (let i = 0; i < bytes.length; i += 7) cap.push(bytes.subarray(i, i + 7))
+          const out = await cap.finish()
+          expect(out.totalBytes).toBe(bytes.length)
+          const text = bytes.toString('utf8')
+          if (out.omittedBytes === 0) {
+            expect(out.text).toBe(text)
+            return
+          }
+          // A split character would decode to U+FFFD where the original has none: startsWith/endsWith catch it.
+          const marker = /\[… (\d+) bytes omitted …\]\n/.exec(out.text) as RegExpExecArray
+          expect(Number(marker[1])).toBe(out.omittedBytes)
+          const shown = out.text.slice(0, marker.index)
+          const t = out.text.slice(marker.index + marker[0].length)
+          // The marker starts on its own line: a newline before it is the head's own, or added.
+          const h = [shown, shown.slice(0, -1)].find((c) => Buffer.byteLength(c) + Buffer.byteLength(t) + out.omittedBytes === bytes.length)
+          expect(h).toBeDefined()
+          expect(text.startsWith(h as string)).toBe(true)
+          expect(text.endsWith(t)).toBe(true)
+          expect(readFileSync(`${dir}/spool`)).toEqual(bytes)
+        },
+      ),
       { numRuns: 300 },
     )
   })

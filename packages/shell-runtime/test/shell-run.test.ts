@@ -48,7 +48,11 @@ describe('shell_run', () => {
 
   it('leaves no trace of its own machinery in the command environment', async () => {
     const { rt } = makeRuntime()
-    const r = validRun(await rt.shell_run({ commands: ['echo "[${BASH_ENV-}][${HANDS_CGROUP_PROCS-}][${HANDS_PIPESTATUS-}][$0][$#]"; bash -c \'echo "child [${BASH_ENV-}]"\''] }))
+    const r = validRun(
+      await rt.shell_run({
+        commands: ['echo "[${BASH_ENV-}][${HANDS_CGROUP_PROCS-}][${HANDS_PIPESTATUS-}][$0][$#]"; bash -c \'echo "child [${BASH_ENV-}]"\''],
+      }),
+    )
     expect(r.commands[0]?.stdout).toBe('[][][][bash][0]\nchild []\n')
   })
 
@@ -77,7 +81,9 @@ describe('shell_run', () => {
 
   it('kills every kind of leftover descendant: setsid, nohup, double fork, SIGTERM ignorers', async () => {
     const { rt } = makeRuntime({ stopGraceMs: 300 })
-    const r = validRun(await rt.shell_run({ commands: [`bash ${FIXTURES}/tree.sh > tree.out & until grep -q "tree ready" tree.out; do sleep 0.1; done; cat tree.out`] }))
+    const r = validRun(
+      await rt.shell_run({ commands: [`bash ${FIXTURES}/tree.sh > tree.out & until grep -q "tree ready" tree.out; do sleep 0.1; done; cat tree.out`] }),
+    )
     const pids = [...(r.commands[0]?.stdout ?? '').matchAll(/pid (\d+)/g)].map((m) => Number(m[1]))
     expect(pids.length).toBeGreaterThanOrEqual(5)
     for (const p of pids) expect(alive(p)).toBe(false)
@@ -86,7 +92,7 @@ describe('shell_run', () => {
 
   it('reports a death by signal as 128+N and names the signal', async () => {
     const { rt } = makeRuntime()
-    const r = validRun(await rt.shell_run({ commands: ['kill -TERM $$', 'kill -KILL $$', 'sh -c \'kill -SEGV $$\''] }))
+    const r = validRun(await rt.shell_run({ commands: ['kill -TERM $$', 'kill -KILL $$', "sh -c 'kill -SEGV $$'"] }))
     expect(r.commands[0]?.exit).toBe(143)
     expect(r.commands[0]?.note).toContain('SIGTERM')
     expect(r.commands[1]?.exit).toBe(137)

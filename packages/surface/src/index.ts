@@ -8,4 +8,14 @@ export { API_FORMATS, TOKEN_ENCODING, modelView, textCost, toApiTools, toolCost,
 export { RESOURCE_NOT_FOUND, SHELLS_URI, SHELL_URI_TEMPLATE, createMcpServer, type HandsMcpServer, type McpServerOptions } from './mcp/server.ts'
 export { CODE_TOOL_ARGUMENT, ROUTING_PROMPT } from './mcp/prompts.ts'
 export { serveStdio } from './mcp/stdio.ts'
-export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, MCP_PATH, isLoopback, parseListen, serveHttp, type HttpServeOptions, type RunningHttpServer } from './mcp/http.ts'
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_SESSION_IDLE_MS,
+  MCP_PATH,
+  isLoopback,
+  parseListen,
+  serveHttp,
+  type HttpServeOptions,
+  type RunningHttpServer,
+} from './mcp/http.ts'

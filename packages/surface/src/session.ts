@@ -23,10 +23,13 @@ import {
   type Confinement,
   type ConfineMode,
   type LoginEnvironment,
+  type ScreenView,
+  type ShellAttachment,
   type ShellLimits,
   type ShellResource,
   type ShellRuntime,
   type ShellRuntimeOptions,
+  type ShellWatcher,
 } from '@hands/shell-runtime'
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
 import { failure, type CallOutcome } from './outcome.ts'
@@ -90,6 +93,10 @@ export interface Session {
   resources(): ShellResource[]
   /** Every line a shell's ring retains (oldest first), without counting as a read; null for an unknown id. */
   retainedLines(id: string): string[] | null
+  /** The visible screen of a background shell; null for an unknown id or with the shell toggle off. */
+  screen(id: string): ScreenView | null
+  /** A person's attachment to a running background shell's terminal (see `hands attach`); null when there is none to attach to. */
+  attach(id: string, watcher: ShellWatcher): ShellAttachment | null
   /** Called whenever the list of shells changes; returns an unsubscribe function. */
   onResourcesChanged(listener: () => void): () => void
   /** Stop every shell and release the session. Idempotent. */
@@ -175,7 +182,8 @@ export function createSurface(options: SurfaceOptions = {}): Session {
   const listeners = new Set<() => void>()
   const shellRuntime = (): ShellRuntime => {
     if (shell !== null) return shell
-    if (closed !== null) throw new ToolError({ code: 'disabled', message: 'this hands session is closed', hint: 'Open a new session to call tools.', is_preflight: true })
+    if (closed !== null)
+      throw new ToolError({ code: 'disabled', message: 'this hands session is closed', hint: 'Open a new session to call tools.', is_preflight: true })
     shell = createShellRuntime(shellOptions(options))
     shell.onResourcesChanged(() => {
       for (const l of listeners) l()
@@ -279,6 +287,8 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     call: call as Session['call'],
     resources: () => (shell === null ? [] : shell.resources()),
     retainedLines: (id) => (shell === null ? null : shell.retainedLines(id)),
+    screen: (id) => (shell === null ? null : shell.screen(id)),
+    attach: (id, watcher) => (shell === null || closed !== null ? null : shell.attach(id, watcher)),
     onResourcesChanged: (listener) => {
       const l = () => listener()
       listeners.add(l)

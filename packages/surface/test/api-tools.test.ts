@@ -17,7 +17,10 @@ describe('toApiTools', () => {
 
   it('gives OpenAI Chat Completions function tools with the input schema as parameters', () => {
     const [first] = toApiTools('openai', TOOLS)
-    expect(first).toEqual({ type: 'function', function: { name: 'shell_run', description: TOOLS[0]?.description, parameters: JSON.parse(JSON.stringify(TOOLS[0]?.input)) } })
+    expect(first).toEqual({
+      type: 'function',
+      function: { name: 'shell_run', description: TOOLS[0]?.description, parameters: JSON.parse(JSON.stringify(TOOLS[0]?.input)) },
+    })
   })
 
   it('gives Anthropic tools with input_schema and nothing else', () => {

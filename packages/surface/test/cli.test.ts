@@ -11,8 +11,8 @@ afterEach(() => {
   while (cleanups.length > 0) cleanups.pop()?.()
 })
 
-function hands(args: string[], cwd = REPO) {
-  const r = spawnSync('pnpm', ['--silent', '--dir', REPO, 'hands', ...args], { cwd, encoding: 'utf8', timeout: 60_000 })
+function hands(args: string[], cwd = REPO, env: Record<string, string> = {}) {
+  const r = spawnSync('pnpm', ['--silent', '--dir', REPO, 'hands', ...args], { cwd, encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -87,12 +87,8 @@ describe('hands CLI', () => {
     const bad = hands(['tools', '--confine', 'chroot'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('--confine takes auto, landlock, bwrap, off, got "chroot"')
-    const r = spawnSync('pnpm', ['--silent', '--dir', REPO, 'hands', 'serve', '--confine', 'bwrap'], {
-      encoding: 'utf8',
-      timeout: 60_000,
-      env: { ...process.env, HANDS_CONFINE_UNAVAILABLE: 'bwrap' },
-    })
-    expect(r.status).toBe(2)
+    const r = hands(['serve', '--confine', 'bwrap'], REPO, { HANDS_CONFINE_UNAVAILABLE: 'bwrap' })
+    expect(r.code).toBe(2)
     expect(r.stderr).toContain('confine: "bwrap" was asked for, but bubblewrap is marked unavailable')
     const flags = hands(['tools', '--confine', 'landlock', '--no-network', '--allow-write', '/var/tmp', '--deny-read', '/etc/hostname'])
     expect(flags.stdout).toContain('1 --allow-write path')

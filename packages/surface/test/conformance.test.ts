@@ -78,7 +78,15 @@ describe('the official MCP conformance suite against hands serve --http', () => 
     const failing = scenarios
       .filter((s) => !(s in EXPECTED.notApplicable))
       .filter((s) => !passes(found.get(s) ?? []))
-      .map((s) => `${s}: ${(found.get(s) ?? []).filter((c) => c.status === 'FAILURE').map((c) => c.errorMessage ?? c.id).join('; ') || 'no check succeeded'}`)
+      .map(
+        (s) =>
+          `${s}: ${
+            (found.get(s) ?? [])
+              .filter((c) => c.status === 'FAILURE')
+              .map((c) => c.errorMessage ?? c.id)
+              .join('; ') || 'no check succeeded'
+          }`,
+      )
     expect(failing).toEqual([])
     // The applicable ones, named, so the count of real passes is plain.
     expect(scenarios.filter((s) => !(s in EXPECTED.notApplicable))).toEqual([

@@ -79,7 +79,9 @@ describe('invalid input never reaches a runtime', () => {
         fc
           .constantFrom(...props)
           .chain((p) => fc.jsonValue().map((v) => ({ property: p, input: { ...base, [p]: v } })))
-          .filter(({ property, input }) => typeof input[property] !== typeof base[property] || Array.isArray(base[property]) !== Array.isArray(input[property])),
+          .filter(
+            ({ property, input }) => typeof input[property] !== typeof base[property] || Array.isArray(base[property]) !== Array.isArray(input[property]),
+          ),
       )
       const before = snapshot(root.dir)
       const childrenBefore = childPids().length

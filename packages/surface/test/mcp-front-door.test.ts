@@ -106,7 +106,8 @@ describe('hands serve --http: the front door', () => {
   it('refuses a foreign Origin with 403 before creating anything, and serves none, loopback and allowed ones', async () => {
     const s = await started(['--allow-host', 'hands.test'])
     const host = new URL(s.url).host
-    const post = (origin?: string, hostHeader = host) => raw(s.url, { headers: { ...JSON_HEADERS, host: hostHeader, ...(origin === undefined ? {} : { origin }) }, body: init })
+    const post = (origin?: string, hostHeader = host) =>
+      raw(s.url, { headers: { ...JSON_HEADERS, host: hostHeader, ...(origin === undefined ? {} : { origin }) }, body: init })
     for (const origin of ['http://evil.example', 'https://attacker.test:8443', 'null', 'file:///etc/passwd']) {
       const r = await post(origin)
       expect(r.status, origin).toBe(403)

@@ -101,7 +101,9 @@ describe('hands serve --http: sessions that end', () => {
     for (const c of clients) {
       expect(structured(await c.client.callTool({ name: 'file_exists', arguments: { paths: ['.'] } }))).toEqual({ paths: [{ path: '.', is_exists: true }] })
     }
-    const run = structured<{ commands: Array<{ stdout: string }> }>(await clients[31]!.client.callTool({ name: 'shell_run', arguments: { commands: ['echo still here'] } }))
+    const run = structured<{ commands: Array<{ stdout: string }> }>(
+      await clients[31]!.client.callTool({ name: 'shell_run', arguments: { commands: ['echo still here'] } }),
+    )
     expect(run.commands[0]?.stdout).toBe('still here\n')
 
     // Ending one frees its place.
@@ -120,7 +122,9 @@ describe('hands serve --http: sessions that end', () => {
     const clients = await inBatches(20, 5, () => httpClient(s.url))
     cleanups.push(() => Promise.all(clients.map((c) => c.client.close())))
     const homes = await Promise.all(
-      clients.map(async (c) => structured<{ commands: Array<{ stdout: string }> }>(await c.client.callTool({ name: 'shell_run', arguments: { commands: ['echo "$HOME"'] } }))),
+      clients.map(async (c) =>
+        structured<{ commands: Array<{ stdout: string }> }>(await c.client.callTool({ name: 'shell_run', arguments: { commands: ['echo "$HOME"'] } })),
+      ),
     )
     for (const r of homes) expect(r.commands[0]?.stdout).toBe(`${home.home}\n`)
     expect(home.count()).toBe(1)

@@ -54,13 +54,22 @@ describe('hands serve over Streamable HTTP', () => {
   it('rejects a request with a foreign Host header on loopback (DNS rebinding)', async () => {
     const running = await serveHttp({ host: '127.0.0.1', port: 0 })
     cleanups.push(() => running.close())
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    })
     const post = (host: string) =>
       new Promise<number>((resolve, reject) => {
-        const req = request(running.url, { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
-          res.resume()
-          resolve(res.statusCode ?? 0)
-        })
+        const req = request(
+          running.url,
+          { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+          (res) => {
+            res.resume()
+            resolve(res.statusCode ?? 0)
+          },
+        )
         req.on('error', reject)
         req.end(body)
       })

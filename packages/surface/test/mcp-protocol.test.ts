@@ -94,15 +94,20 @@ describe('MCP answers as the spec words them', () => {
     const c = await connected(running.url)
     const { prompts } = await c.client.listPrompts()
     expect(prompts).toEqual([
-      expect.objectContaining({ name: 'hands_routing', description: expect.any(String), arguments: [expect.objectContaining({ name: 'code_tool', required: false })] }),
+      expect.objectContaining({
+        name: 'hands_routing',
+        description: expect.any(String),
+        arguments: [expect.objectContaining({ name: 'code_tool', required: false })],
+      }),
     ])
     const got = await c.client.getPrompt({ name: 'hands_routing', arguments: { code_tool: 'js_exec' } })
-    const text = (got.messages[0]?.content as { text: string }).text
-    for (const tool of ['shell_background', 'shell_logs', 'shell_run', 'copy', 'move', 'delete', 'create_directory', 'file_exists']) expect(text).toContain(`\`${tool}\``)
+    const text = (got.messages[0]!.content as { text: string }).text
+    for (const tool of ['shell_background', 'shell_logs', 'shell_run', 'copy', 'move', 'delete', 'create_directory', 'file_exists'])
+      expect(text).toContain(`\`${tool}\``)
     expect(text).toContain('inside `js_exec`')
     expect(text).toContain('## js_exec description')
     const byDefault = await c.client.getPrompt({ name: 'hands_routing' })
-    expect((byDefault.messages[0]?.content as { text: string }).text).toContain('`python_execution`')
+    expect((byDefault.messages[0]!.content as { text: string }).text).toContain('`python_execution`')
     await expect(c.client.getPrompt({ name: 'nope' })).rejects.toMatchObject({ code: -32602 })
     await expect(c.client.getPrompt({ name: 'hands_routing', arguments: { code_tool: 'a b`' } })).rejects.toMatchObject({ code: -32602 })
 

@@ -168,7 +168,9 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
 
     structured(await c.client.callTool({ name: 'shell_background', arguments: { commands: ['echo done'], id: 'quick' } }))
     expect(
-      await eventually(async () => structured<{ status: string }>(await c.client.callTool({ name: 'shell_logs', arguments: { id: 'quick' } })).status === 'exited'),
+      await eventually(
+        async () => structured<{ status: string }>(await c.client.callTool({ name: 'shell_logs', arguments: { id: 'quick' } })).status === 'exited',
+      ),
     ).toBe(true)
     expect(envelope(await c.client.callTool({ name: 'shell_type', arguments: { id: 'quick', text: 'x' } }))).toMatchObject({ code: 'not_running' })
     await closeAndProveGone(c)
@@ -279,11 +281,15 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
       message: expect.stringContaining("over this server's 10485760-byte limit for one stdio message"),
     })
     expect(isAlive(bg.pid)).toBe(true)
-    const after = structured<{ commands: Array<{ stdout: string }> }>(await c.client.callTool({ name: 'shell_run', arguments: { commands: ['echo still serving'] } }))
+    const after = structured<{ commands: Array<{ stdout: string }> }>(
+      await c.client.callTool({ name: 'shell_run', arguments: { commands: ['echo still serving'] } }),
+    )
     expect(after.commands[0]?.stdout).toBe('still serving\n')
     // Just under the limit is read as usual.
     const near = 'y'.repeat(9 * 1024 * 1024)
-    const big = structured<{ commands: Array<{ stdout: string }> }>(await c.client.callTool({ name: 'shell_run', arguments: { commands: [`echo ${near.length}`] } }))
+    const big = structured<{ commands: Array<{ stdout: string }> }>(
+      await c.client.callTool({ name: 'shell_run', arguments: { commands: [`echo ${near.length}`] } }),
+    )
     expect(big.commands[0]?.stdout).toBe(`${near.length}\n`)
     expect(c.stderr()).toContain('dropped a stdio message of')
     await closeAndProveGone(c)

@@ -19,9 +19,7 @@ export interface Budget {
 
 export function computeBudget(surface: Surface, prompt: PromptProse): Budget {
   const tools = surface.tools.map((t) => ({ name: t.name, ...toolCost(t) }))
-  const promptText = [prompt.executionLine, prompt.inspectLine, prompt.batchLine, prompt.codeToolParagraph]
-    .filter((l): l is string => l !== null)
-    .join('\n')
+  const promptText = [prompt.executionLine, prompt.inspectLine, prompt.batchLine, prompt.codeToolParagraph].filter((l): l is string => l !== null).join('\n')
   return {
     $comment: SOURCE_LINE,
     encoding: TOKEN_ENCODING,

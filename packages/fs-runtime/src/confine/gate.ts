@@ -15,12 +15,7 @@ export type PathGate = (path: string, access: PathAccess, tool: string) => GateV
  * Ask every gate about one path; the strictest answer wins (deny > hide > allow). Any
  * exception or unknown answer is 'deny', so a broken gate fails closed.
  */
-export async function consultGates(
-  gates: readonly PathGate[] | undefined,
-  real: string,
-  access: PathAccess,
-  tool: string,
-): Promise<GateVerdict> {
+export async function consultGates(gates: readonly PathGate[] | undefined, real: string, access: PathAccess, tool: string): Promise<GateVerdict> {
   if (gates === undefined || gates.length === 0) return 'allow'
   let verdict: GateVerdict = 'allow'
   for (const gate of gates) {

@@ -14,7 +14,12 @@ export async function requireLinkInside(roots: readonly string[], dirReal: strin
   } catch (cause) {
     if (cause instanceof OutsideRoots) throw linkOutside(n, cause.paths[0]?.left, roots)
     if (cause instanceof ToolError) {
-      throw new ToolError({ code: cause.code, message: `${n.label} ${JSON.stringify(n.given)} is a symlink to ${JSON.stringify(text)}, which does not resolve: ${cause.message}`, hint: cause.hint, is_preflight: true })
+      throw new ToolError({
+        code: cause.code,
+        message: `${n.label} ${JSON.stringify(n.given)} is a symlink to ${JSON.stringify(text)}, which does not resolve: ${cause.message}`,
+        hint: cause.hint,
+        is_preflight: true,
+      })
     }
     throw cause
   }

@@ -97,7 +97,10 @@ export function firstRefusal(failures: readonly unknown[], roots: readonly strin
   const outside = failures.filter((f): f is OutsideRoots => f instanceof OutsideRoots)
   if (outside.length === 0) return failures[0]
   if (outside.length === 1) return outside[0]
-  return new OutsideRoots(outside.flatMap((e) => e.paths), roots)
+  return new OutsideRoots(
+    outside.flatMap((e) => e.paths),
+    roots,
+  )
 }
 
 /** A symlink to be copied whose target, from the copy's place, leaves the roots (`left`: the root it leaves). */
@@ -168,7 +171,10 @@ export function notConfirmed(tool: string, action: string, paths: readonly strin
   const list = paths.map((p) => JSON.stringify(p)).join(', ')
   return new ToolError({
     code: 'not_confirmed',
-    message: why === null ? `The host declined to ${action} ${list}; ${tool} changed nothing.` : `Not confirmed to ${action} ${list}: ${why}; ${tool} changed nothing.`,
+    message:
+      why === null
+        ? `The host declined to ${action} ${list}; ${tool} changed nothing.`
+        : `Not confirmed to ${action} ${list}: ${why}; ${tool} changed nothing.`,
     hint: 'Ask the user, or leave these paths as they are.',
     is_preflight: true,
   })
@@ -234,8 +240,5 @@ export function notCopyable(n: Named, what: string): ToolError {
 
 /** src and dest name the same thing. */
 export function samePath(src: Named, dest: Named, real: string): ToolError {
-  return invalidInput(
-    `${named(src)} and ${named(dest)} are the same path (${real}).`,
-    'Choose a dest that differs from src.',
-  )
+  return invalidInput(`${named(src)} and ${named(dest)} are the same path (${real}).`, 'Choose a dest that differs from src.')
 }

@@ -9,7 +9,13 @@ import type { ConfirmRequest, Context } from './context.ts'
  * anything but `true`, or throwing refuses the call with not_confirmed, whose message carries
  * the hook's own account of the decline when it gave one.
  */
-export async function confirmOrRefuse(ctx: Context, tool: string, action: ConfirmRequest['action'], at: readonly Resolved[], given: readonly string[]): Promise<void> {
+export async function confirmOrRefuse(
+  ctx: Context,
+  tool: string,
+  action: ConfirmRequest['action'],
+  at: readonly Resolved[],
+  given: readonly string[],
+): Promise<void> {
   if (ctx.confirm === undefined || at.length === 0) return
   const targets = await Promise.all(at.map((r) => measureTarget(r)))
   const request: ConfirmRequest = { tool, action, paths: at.map((r) => r.real), targets }
@@ -20,6 +26,9 @@ export async function confirmOrRefuse(ctx: Context, tool: string, action: Confir
     answer = false
   }
   if (answer === true) return
-  const why = typeof answer === 'object' && answer !== null && typeof (answer as { declined?: unknown }).declined === 'string' ? (answer as { declined: string }).declined : null
+  const why =
+    typeof answer === 'object' && answer !== null && typeof (answer as { declined?: unknown }).declined === 'string'
+      ? (answer as { declined: string }).declined
+      : null
   throw notConfirmed(tool, action, given, why)
 }

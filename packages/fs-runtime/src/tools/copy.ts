@@ -4,16 +4,7 @@ import { requireLinkInside } from '../confine/link.ts'
 import { checkEach } from '../confine/each.ts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
-import {
-  destinationExists,
-  intoItself,
-  ioError,
-  named,
-  notADirectory,
-  notCopyable,
-  notFound,
-  samePath,
-} from '../errors/refuse.ts'
+import { destinationExists, intoItself, ioError, named, notADirectory, notCopyable, notFound, samePath } from '../errors/refuse.ts'
 import { openChild, openDestParent, pinDir, removeCreatedDirs, type DirHandle } from '../handle/dir.ts'
 import { copyEntries, copyFileBetween, copyLinkTo, type CopyRun } from '../tree/copy.ts'
 import { firstOther, linksOf, listTree, type TreeEntry } from '../tree/list.ts'
@@ -88,15 +79,23 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
   const { src: srcGiven, dest: destGiven, is_overwrite } = assertInput(contract, input)
   const isOverwrite = is_overwrite === true
   // Both paths are resolved first, so a refusal names each one outside the roots.
-  const both = [{ label: 'src', given: srcGiven }, { label: 'dest', given: destGiven }]
-  const [srcAt, dest] = (await checkEach(ctx.roots, both, (n) => resolvePath(ctx.roots, n.given, { final: 'nofollow', label: n.label }))) as [Resolved, Resolved]
+  const both = [
+    { label: 'src', given: srcGiven },
+    { label: 'dest', given: destGiven },
+  ]
+  const [srcAt, dest] = (await checkEach(ctx.roots, both, (n) => resolvePath(ctx.roots, n.given, { final: 'nofollow', label: n.label }))) as [
+    Resolved,
+    Resolved,
+  ]
   const src = await checkSource(ctx, srcAt, dest.parent)
   let destParent: DirHandle | null = null
   const createdParents: string[] = []
   try {
     await gateWrite(ctx, dest, 'write', COPY)
     if (src.kind === 'dir' && isWithin(src.r.real, dest.real)) {
-      throw intoItself(`${named(dest)} (${dest.real}) is ${dest.real === src.r.real ? '' : 'inside '}${named(src.r)} (${src.r.real}); a directory cannot be copied into itself.`)
+      throw intoItself(
+        `${named(dest)} (${dest.real}) is ${dest.real === src.r.real ? '' : 'inside '}${named(src.r)} (${src.r.real}); a directory cannot be copied into itself.`,
+      )
     }
     if (dest.real === src.r.real) throw samePath(src.r, dest, dest.real)
     if (dest.stats !== null) {

@@ -12,7 +12,8 @@ async function plan(ctx: Context, given: string, label: string, cache: ParentCac
   let r = named
   if (named.stats?.isSymbolicLink() === true) {
     r = await resolvePath(ctx.roots, given, { final: 'follow', label })
-    if (r.stats === null) throw notADirectory(named, `it is a symlink to ${r.real}, which does not exist; create_directory does not create through a dangling symlink`)
+    if (r.stats === null)
+      throw notADirectory(named, `it is a symlink to ${r.real}, which does not exist; create_directory does not create through a dangling symlink`)
   }
   if (r.stats !== null && !r.stats.isDirectory()) throw notADirectory(named, `${r.real} exists and is not a directory`)
   await gateWrite(ctx, r, 'write', CREATE_DIRECTORY)

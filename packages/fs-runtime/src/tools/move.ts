@@ -3,17 +3,7 @@ import { assertInput, move as contract, MOVE, ToolError, type MoveInput, type Mo
 import { checkEach } from '../confine/each.ts'
 import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
-import {
-  changedUnderfoot,
-  destinationExists,
-  intoItself,
-  ioError,
-  named,
-  notADirectory,
-  notCopyable,
-  notFound,
-  samePath,
-} from '../errors/refuse.ts'
+import { changedUnderfoot, destinationExists, intoItself, ioError, named, notADirectory, notCopyable, notFound, samePath } from '../errors/refuse.ts'
 import { openChild, openDestParent, pinDir, removeCreatedDirs, type DirHandle } from '../handle/dir.ts'
 import { copyEntries, copyFileBetween, copyLinkTo } from '../tree/copy.ts'
 import { firstOther, listTree } from '../tree/list.ts'
@@ -146,7 +136,10 @@ export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResu
   const { src: srcGiven, dest: destGiven, is_overwrite } = assertInput(contract, input)
   const isOverwrite = is_overwrite === true
   // Both paths are resolved first, so a refusal names each one outside the roots.
-  const both = [{ label: 'src', given: srcGiven }, { label: 'dest', given: destGiven }]
+  const both = [
+    { label: 'src', given: srcGiven },
+    { label: 'dest', given: destGiven },
+  ]
   const [src, dest] = (await checkEach(ctx.roots, both, async (n) => {
     if (n.label === 'src') await refuseSlashedLink(ctx, n, MOVE)
     return resolvePath(ctx.roots, n.given, { final: 'nofollow', label: n.label })
@@ -158,7 +151,9 @@ export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResu
   const kind = kindOfStats(src.stats)
   await gateWrite(ctx, dest, 'write', MOVE)
   if (kind === 'dir' && isWithin(src.real, dest.real)) {
-    throw intoItself(`${named(dest)} (${dest.real}) is ${dest.real === src.real ? '' : 'inside '}${named(src)} (${src.real}); a directory cannot be moved into itself.`)
+    throw intoItself(
+      `${named(dest)} (${dest.real}) is ${dest.real === src.real ? '' : 'inside '}${named(src)} (${src.real}); a directory cannot be moved into itself.`,
+    )
   }
   if (dest.real === src.real) throw samePath(src, dest, dest.real)
   if (dest.stats !== null) {

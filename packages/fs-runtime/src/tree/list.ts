@@ -56,39 +56,39 @@ async function listUnder(dir: DirHandle, options: ListOptions, slots: Limiter): 
   const entries: TreeEntry[] = []
   const group = new TaskGroup(slots)
   try {
-  for (const d of dirents) {
-    const entry: TreeEntry = { name: d.name, kind: kindOf(d) }
-    if (options.gates !== undefined && options.gates.length > 0) {
-      const verdict = await consultGates(options.gates, dir.realOf(d.name), options.access, options.tool)
-      if (verdict === 'deny' || (verdict === 'hide' && options.onHide === 'refuse')) {
-        throw accessDenied(options.n, 'it holds a path the host protects')
-      }
-      if (verdict === 'hide') continue
-    }
-    entries.push(entry)
-    if (entry.kind === 'link' && options.isReadingLinks) {
-      group.push(
-        readlink(dir.at(d.name)).then((text) => {
-          entry.text = text
-        }),
-      )
-    } else if (entry.kind === 'dir') {
-      const sub = async () => {
-        let child: DirHandle
-        try {
-          child = await openChild(dir, d.name)
-        } catch {
-          throw changedUnderfoot(options.n, `${dir.realOf(d.name)} is no longer a directory`, true)
+    for (const d of dirents) {
+      const entry: TreeEntry = { name: d.name, kind: kindOf(d) }
+      if (options.gates !== undefined && options.gates.length > 0) {
+        const verdict = await consultGates(options.gates, dir.realOf(d.name), options.access, options.tool)
+        if (verdict === 'deny' || (verdict === 'hide' && options.onHide === 'refuse')) {
+          throw accessDenied(options.n, 'it holds a path the host protects')
         }
-        try {
-          entry.children = await listUnder(child, options, slots)
-        } finally {
-          await child.close()
-        }
+        if (verdict === 'hide') continue
       }
-      await group.add(sub)
+      entries.push(entry)
+      if (entry.kind === 'link' && options.isReadingLinks) {
+        group.push(
+          readlink(dir.at(d.name)).then((text) => {
+            entry.text = text
+          }),
+        )
+      } else if (entry.kind === 'dir') {
+        const sub = async () => {
+          let child: DirHandle
+          try {
+            child = await openChild(dir, d.name)
+          } catch {
+            throw changedUnderfoot(options.n, `${dir.realOf(d.name)} is no longer a directory`, true)
+          }
+          try {
+            entry.children = await listUnder(child, options, slots)
+          } finally {
+            await child.close()
+          }
+        }
+        await group.add(sub)
+      }
     }
-  }
   } catch (cause) {
     await group.wait().catch(() => undefined)
     throw cause

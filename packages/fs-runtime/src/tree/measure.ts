@@ -33,7 +33,11 @@ async function sizeUnder(dir: DirHandle): Promise<{ files: number; bytes: number
       continue
     }
     files++
-    if (d.isFile()) bytes += await lstat(dir.at(d.name)).then((st) => st.size, () => 0)
+    if (d.isFile())
+      bytes += await lstat(dir.at(d.name)).then(
+        (st) => st.size,
+        () => 0,
+      )
   }
   return { files, bytes }
 }

@@ -13,9 +13,10 @@ export async function removeAt(dir: DirHandle, name: string, run: RemoveRun): Pr
     throw cause
   }
   if (st.isDirectory()) await removeDirAt(dir, name, run)
-  else await unlink(dir.at(name)).catch((cause) => {
-    if (errno(cause) !== 'ENOENT') throw cause
-  })
+  else
+    await unlink(dir.at(name)).catch((cause) => {
+      if (errno(cause) !== 'ENOENT') throw cause
+    })
 }
 
 /**

@@ -36,29 +36,6 @@ export function createLimiter(size: number): Limiter {
   }
 }
 
-/**
- * Run `work` for every item, at most `limiter`'s size at once, and wait for all of them. After
- * a failure no further item starts; the first failure is rethrown once every started item has
- * settled, so nothing runs on after the call returns.
- */
-export async function forEachLimited<T>(items: readonly T[], limiter: Limiter, work: (item: T) => Promise<void>): Promise<void> {
-  let failed = false
-  const results = await Promise.allSettled(
-    items.map((item) =>
-      limiter.run(async () => {
-        if (failed) return
-        try {
-          await work(item)
-        } catch (e) {
-          failed = true
-          throw e
-        }
-      }),
-    ),
-  )
-  for (const r of results) if (r.status === 'rejected') throw r.reason
-}
-
 /** Wait for every promise; rethrow the first failure only after all have settled. */
 export async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
   const results = await Promise.allSettled(promises)

@@ -121,7 +121,14 @@ describe('resolveInside', () => {
   })
 
   it('refuses with access_denied when a gate hides, denies or throws', async () => {
-    for (const gate of [() => 'hide' as const, () => 'deny' as const, () => { throw new Error('boom') }, async () => 'maybe' as never]) {
+    for (const gate of [
+      () => 'hide' as const,
+      () => 'deny' as const,
+      () => {
+        throw new Error('boom')
+      },
+      async () => 'maybe' as never,
+    ]) {
       const e = await refusal(resolveInside([root], 'x', { gates: [gate] }))
       expect(e.code).toBe('access_denied')
       expect(e.message).toContain('"x"')

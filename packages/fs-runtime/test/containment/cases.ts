@@ -1,3 +1,4 @@
+// biome-ignore-all format: a table, one case per line
 /**
  * The containment table: paths that must stay inside the allowed roots or be refused, as data.
  *

@@ -123,60 +123,61 @@ const ERROR_OUTCOMES = new Set<Outcome>(['outside_roots', 'invalid_input', 'not_
 
 /** Run the whole table: every case against the seven tool roles and resolveInside. */
 export function runTable(title: string): void {
-describe(title, () => {
-  it('has the cases the issue asks for', () => {
-    expect(CASES.length).toBeGreaterThanOrEqual(60)
-    expect(new Set(CASES.map((c) => c.name)).size).toBe(CASES.length)
-    expect(CASES.filter((c) => c.expect === 'outside' || c.expect === 'link-out').length).toBeGreaterThanOrEqual(25)
-  })
+  describe(title, () => {
+    it('has the cases the issue asks for', () => {
+      expect(CASES.length).toBeGreaterThanOrEqual(60)
+      expect(new Set(CASES.map((c) => c.name)).size).toBe(CASES.length)
+      expect(CASES.filter((c) => c.expect === 'outside' || c.expect === 'link-out').length).toBeGreaterThanOrEqual(25)
+    })
 
-  for (const c of CASES) {
-    describe(`${c.from}: ${c.name} (${JSON.stringify(c.open).slice(0, 60)})`, () => {
-      for (const role of ROLES) {
-        const want = expected(c, role)
-        it(`${role} → ${want}`, async () => {
-          const w = setUp(c, role)
+    for (const c of CASES) {
+      describe(`${c.from}: ${c.name} (${JSON.stringify(c.open).slice(0, 60)})`, () => {
+        for (const role of ROLES) {
+          const want = expected(c, role)
+          it(`${role} → ${want}`, async () => {
+            const w = setUp(c, role)
+            try {
+              const sentinel = w.sentinel()
+              const rootBefore = hashTree(w.root)
+              let got: Outcome
+              try {
+                got = await act(c, role, w)
+              } catch (e) {
+                if (!(e instanceof ToolError)) throw e
+                got = e.code as Outcome
+                expect(ERROR_OUTCOMES.has(got), `${e.code}: ${e.message}`).toBe(true)
+                expect(e.is_preflight, e.message).toBe(true)
+                expect(hashTree(w.root), 'a refused call changed the root').toBe(rootBefore)
+              }
+              expect(got).toBe(want)
+              expect(w.sentinel(), 'the sentinel outside the roots changed').toBe(sentinel)
+            } finally {
+              w.cleanup()
+            }
+          }, 120_000)
+        }
+        const wantResolve =
+          c.expect === 'inside' ? (c.name === 'symlink cycle' ? 'not_found' : 'inside') : c.expect === 'invalid' ? 'invalid_input' : 'outside_roots'
+        it(`resolveInside (shell cwd) → ${wantResolve}`, async () => {
+          const w = setUp(c, null)
           try {
             const sentinel = w.sentinel()
-            const rootBefore = hashTree(w.root)
-            let got: Outcome
+            let got: string
             try {
-              got = await act(c, role, w)
+              const real = await resolveInside(w.fs.roots, substitute(c.open, w))
+              got = 'inside'
+              if (c.target !== undefined) expect(real).toBe(join(w.root, c.target))
             } catch (e) {
               if (!(e instanceof ToolError)) throw e
-              got = e.code as Outcome
-              expect(ERROR_OUTCOMES.has(got), `${e.code}: ${e.message}`).toBe(true)
-              expect(e.is_preflight, e.message).toBe(true)
-              expect(hashTree(w.root), 'a refused call changed the root').toBe(rootBefore)
+              got = e.code
             }
-            expect(got).toBe(want)
-            expect(w.sentinel(), 'the sentinel outside the roots changed').toBe(sentinel)
+            expect(got).toBe(wantResolve)
+            expect(w.sentinel()).toBe(sentinel)
           } finally {
             w.cleanup()
           }
-        }, 120_000)
-      }
-      const wantResolve = c.expect === 'inside' ? (c.name === 'symlink cycle' ? 'not_found' : 'inside') : c.expect === 'invalid' ? 'invalid_input' : 'outside_roots'
-      it(`resolveInside (shell cwd) → ${wantResolve}`, async () => {
-        const w = setUp(c, null)
-        try {
-          const sentinel = w.sentinel()
-          let got: string
-          try {
-            const real = await resolveInside(w.fs.roots, substitute(c.open, w))
-            got = 'inside'
-            if (c.target !== undefined) expect(real).toBe(join(w.root, c.target))
-          } catch (e) {
-            if (!(e instanceof ToolError)) throw e
-            got = e.code
-          }
-          expect(got).toBe(wantResolve)
-          expect(w.sentinel()).toBe(sentinel)
-        } finally {
-          w.cleanup()
-        }
+        })
       })
-    })
-  }
-})
+    }
+  })
 }

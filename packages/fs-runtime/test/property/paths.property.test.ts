@@ -1,5 +1,4 @@
 import { rmSync } from 'node:fs'
-import { join } from 'node:path'
 import { ToolError } from '@hands/contracts'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -94,7 +93,10 @@ async function run(call: Call, path: string): Promise<void> {
       return
     case 'resolve': {
       const real = await resolveInside(fs.roots, path)
-      expect(fs.roots.some((root) => isWithin(root, real)), `${path} resolved to ${real}`).toBe(true)
+      expect(
+        fs.roots.some((root) => isWithin(root, real)),
+        `${path} resolved to ${real}`,
+      ).toBe(true)
     }
   }
 }

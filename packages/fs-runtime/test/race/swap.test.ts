@@ -30,7 +30,8 @@ function leakedIn(dir: string): string[] {
       if (e.isDirectory()) visit(full)
       else if (e.isFile()) {
         const content = readFileSync(full)
-        if (['secret', 'dir/inner', 'dir/sub/deep'].includes(content.toString('utf8')) || content.subarray(0, 7).toString('latin1') === 'sparse\0') found.push(full)
+        if (['secret', 'dir/inner', 'dir/sub/deep'].includes(content.toString('utf8')) || content.subarray(0, 7).toString('latin1') === 'sparse\0')
+          found.push(full)
       }
     }
   }

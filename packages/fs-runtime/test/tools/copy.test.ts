@@ -31,7 +31,11 @@ describe('copy', () => {
     makeTree(w.root, ['src/a', 'src/sub/b', 'src/sub/deeper/c', 'src/empty/', 'src/rel => sub/b', 'src/sub/up => ../a', 'src/dangling => nope'])
     await w.fs.copy({ src: 'src', dest: 'dst' })
     const all = listTree(w.root)
-    const copied = Object.fromEntries(Object.entries(all).filter(([k]) => k.startsWith('dst')).map(([k, v]) => [k.replace(/^dst/, 'src'), v]))
+    const copied = Object.fromEntries(
+      Object.entries(all)
+        .filter(([k]) => k.startsWith('dst'))
+        .map(([k, v]) => [k.replace(/^dst/, 'src'), v]),
+    )
     const original = Object.fromEntries(Object.entries(all).filter(([k]) => k.startsWith('src')))
     expect(copied).toEqual(Object.fromEntries(Object.entries(original).map(([k, v]) => [k, v])))
     expect(readlinkSync(join(w.root, 'dst/rel'))).toBe('sub/b')

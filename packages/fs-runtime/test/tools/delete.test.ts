@@ -121,7 +121,19 @@ describe('delete', () => {
 
   it('deletes once the confirmation hook agrees, and counts a throwing hook as declining', async () => {
     makeTree(w.root, ['a'])
-    expect((await refusal(w.with({ confirm: () => { throw new Error('no') } }).delete({ paths: ['a'] }))).code).toBe('not_confirmed')
+    expect(
+      (
+        await refusal(
+          w
+            .with({
+              confirm: () => {
+                throw new Error('no')
+              },
+            })
+            .delete({ paths: ['a'] }),
+        )
+      ).code,
+    ).toBe('not_confirmed')
     const r = await w.with({ confirm: async () => true }).delete({ paths: ['a'] })
     expect(r.paths[0]?.is_deleted).toBe(true)
   })

@@ -39,7 +39,9 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
 function selfGaps(policy: ConfinePolicy): string[] {
   const self = packageDir()
   const holder = policy.writable.find((w) => isUnder(w, self))
-  return holder === undefined ? [] : [`hands itself (${self}) lies under the writable ${holder}: a command can change it before hands next starts (install hands outside the roots)`]
+  return holder === undefined
+    ? []
+    : [`hands itself (${self}) lies under the writable ${holder}: a command can change it before hands next starts (install hands outside the roots)`]
 }
 
 /** Copy the helper into the session's spool (read-only to commands), so no command can replace the binary later jobs exec. */

@@ -38,7 +38,14 @@ function landlockGaps(policy: ConfinePolicy, abi: number, spoolDir: string | nul
  * job. With a spool, a keeper builds the ruleset once and each job takes it (after checking that
  * nothing it depends on changed), so a job skips building it.
  */
-export function landlockConfiner(input: { helper: string; abi: number; policy: ConfinePolicy; cgroupMount: string | null; spoolDir: string | null; gaps: string[] }): Confiner {
+export function landlockConfiner(input: {
+  helper: string
+  abi: number
+  policy: ConfinePolicy
+  cgroupMount: string | null
+  spoolDir: string | null
+  gaps: string[]
+}): Confiner {
   const { helper, abi, policy } = input
   const policyArgs = landlockArgs(policy, abi)
   const stamp = input.spoolDir === null ? null : join(input.spoolDir, 'ruleset')

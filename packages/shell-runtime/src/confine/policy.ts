@@ -58,7 +58,14 @@ function unique(paths: string[]): string[] {
  * (the user running hands, and the HOME commands see). Paths are resolved to what they really
  * are, so a symlinked root or secret store is confined by its target.
  */
-export function buildPolicy(input: { roots: string[]; tmpDir: string; allowWrite: string[]; denyRead: string[]; homes: string[]; isNetwork: boolean }): ConfinePolicy {
+export function buildPolicy(input: {
+  roots: string[]
+  tmpDir: string
+  allowWrite: string[]
+  denyRead: string[]
+  homes: string[]
+  isNetwork: boolean
+}): ConfinePolicy {
   const roots = input.roots.map(real)
   const allowWrite = unique(input.allowWrite.map(real))
   const tmpDir = real(input.tmpDir)

@@ -53,7 +53,12 @@ function onPath(name: string, path: string | undefined): string | null {
 }
 
 function unavailable(env: Record<string, string | undefined>): Set<string> {
-  return new Set((env[UNAVAILABLE_VAR] ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+  return new Set(
+    (env[UNAVAILABLE_VAR] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
 }
 
 const landlockCache = new Map<string, { abi: number; error: string | null }>()
@@ -82,7 +87,7 @@ function probeBwrap(bwrap: string, bash: string): string | null {
     encoding: 'utf8',
     timeout: 10_000,
   })
-  const error = r.status === 0 ? null : (r.stderr?.trim() || r.error?.message || `exit ${r.status}`).split('\n')[0] ?? 'failed'
+  const error = r.status === 0 ? null : ((r.stderr?.trim() || r.error?.message || `exit ${r.status}`).split('\n')[0] ?? 'failed')
   bwrapCache.set(bwrap, error)
   return error
 }
@@ -106,7 +111,7 @@ export function probe(input: { env: Record<string, string | undefined>; bash: st
     const ll = probeLandlock(out.helper)
     const cap = Number(input.env[LANDLOCK_ABI_VAR] ?? Number.NaN)
     out.landlockAbi = Number.isInteger(cap) && cap >= 0 ? Math.min(cap, ll.abi) : ll.abi
-    out.landlockError = out.landlockAbi > 0 ? null : ll.error ?? `Landlock is capped at ABI 0 (${LANDLOCK_ABI_VAR})`
+    out.landlockError = out.landlockAbi > 0 ? null : (ll.error ?? `Landlock is capped at ABI 0 (${LANDLOCK_ABI_VAR})`)
   }
 
   if (!input.isBwrapWanted) out.bwrapError = 'not probed'

@@ -40,7 +40,10 @@ function hostCanWrite(path: string): boolean {
 export function refusalNote(confiner: Confiner, stderr: string, cwd: string): string | null {
   if (confiner.kind === 'off' || !REFUSED.test(stderr)) return null
   const { policy } = confiner
-  const lines = stderr.split('\n').filter((l) => REFUSED.test(l)).slice(0, 50)
+  const lines = stderr
+    .split('\n')
+    .filter((l) => REFUSED.test(l))
+    .slice(0, 50)
   for (const line of lines) {
     for (const named of namedPaths(line)) {
       const path = isAbsolute(named) ? resolve(named) : resolve(cwd, named)

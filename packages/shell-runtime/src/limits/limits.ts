@@ -10,7 +10,7 @@ export interface ShellLimits {
   spoolBytes?: number
   /** Background shells one session holds, running or exited, until shell_stop; default 16. */
   maxShells?: number
-  /** Bytes of lines one background shell keeps for shell_logs (2 per UTF-16 unit), beside `ringLines`; default 16 MiB. */
+  /** Memory one background shell's history may take, beside `ringLines` (see `historyRows`); default 32 MiB. */
   ringBytes?: number
   /** Bytes of shell_type input waiting for a program to read it; default 1 MiB. */
   typeQueueBytes?: number
@@ -21,7 +21,7 @@ export const SHELL_LIMITS: Record<keyof ShellLimits, { default: number; min: num
   logBytes: { default: 64 * 1024 * 1024, min: 2 },
   spoolBytes: { default: 256 * 1024 * 1024, min: 1 },
   maxShells: { default: 16, min: 1 },
-  ringBytes: { default: 16 * 1024 * 1024, min: 1 },
+  ringBytes: { default: 32 * 1024 * 1024, min: 1 },
   typeQueueBytes: { default: 1024 * 1024, min: 1 },
 }
 
@@ -39,6 +39,19 @@ export function resolveLimits(options: ShellLimits): Required<ShellLimits> {
   return out
 }
 
+/**
+ * What one row of a terminal's history costs: @xterm/headless keeps 3 × 32 bits per cell, plus
+ * its line object (measured: 10,050 rows of 200 columns take ~30 MiB of RSS).
+ */
+export function rowBytes(cols: number): number {
+  return cols * 12 + 512
+}
+
+/** The rows of history a background shell keeps: `ringLines`, or fewer when they would take more than `ringBytes`; at least 1. */
+export function historyRows(ringLines: number, ringBytes: number, cols: number): number {
+  return Math.max(1, Math.min(ringLines, Math.floor(ringBytes / rowBytes(cols))))
+}
+
 /** Only the limits of `options`, for passing a host's settings on. */
 export function pickLimits(options: ShellLimits): ShellLimits {
   const out: ShellLimits = {}
@@ -48,7 +61,11 @@ export function pickLimits(options: ShellLimits): ShellLimits {
 
 /** A byte count as a person reads it: `64 MiB`, `256 KiB` when exact, else `1234 bytes`. */
 export function bytesText(n: number): string {
-  for (const [unit, size] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
     if (n >= size && n % size === 0) return `${n / size} ${unit}`
   }
   return `${n} bytes`

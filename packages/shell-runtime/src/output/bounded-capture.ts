@@ -1,4 +1,6 @@
 import { writeFileSync } from 'node:fs'
+import { cleanText } from '../screen/clean-text.ts'
+import { revealInvisible } from './reveal.ts'
 import { Spool } from './spool.ts'
 import type { SpoolAccount, SpoolBudget } from './spool-budget.ts'
 import { decodeUtf8, looksBinary, safeEnd, safeStart } from './utf8.ts'
@@ -17,6 +19,8 @@ export interface CapturedStream {
   isBinary: boolean
   /** Why the whole stream could not be kept on disk, or null. */
   spoolError: string | null
+  /** True when the text was cleaned for reading (escape sequences, redraws); the raw bytes are then in the spool file. */
+  isCleaned: boolean
   /** What the session's spool budget did with the file (capped, removed since, room made), or null without a budget or a file. */
   spool: SpoolAccount | null
 }
@@ -43,15 +47,27 @@ export class BoundedCapture {
   #tail: Buffer[] = []
   #tailLen = 0
   #spool: Spool | null = null
+  readonly #isCleaning: boolean
   readonly #budget: SpoolBudget | null
   #account: SpoolAccount | null = null
 
-  /** Spool files are admitted by `budget` when one is given. */
-  constructor(headBytes: number, tailBytes: number, spoolPath: string, budget: SpoolBudget | null = null) {
+  /**
+   * `isCleaning`: draw lines with escape sequences as a terminal shows them (default true); false
+   * keeps the decoded text as it is. Spool files are admitted by `budget` when one is given.
+   */
+  constructor(headBytes: number, tailBytes: number, spoolPath: string, isCleaning = true, budget: SpoolBudget | null = null) {
     this.#headBytes = headBytes
     this.#tailBytes = tailBytes
     this.#spoolPath = spoolPath
+    this.#isCleaning = isCleaning
     this.#budget = budget
+  }
+
+  #clean(text: string): { text: string; isCleaned: boolean } {
+    if (!this.#isCleaning) return { text, isCleaned: false }
+    const drawn = cleanText(text)
+    const shown = revealInvisible(drawn.text)
+    return { text: shown.text, isCleaned: drawn.isCleaned || shown.isRevealed }
   }
 
   /** Bytes seen so far. */
@@ -107,12 +123,13 @@ export class BoundedCapture {
   async finish(): Promise<CapturedStream> {
     if (this.#early !== null) {
       const all = concat(this.#early, this.#total)
-      const text = decodeUtf8(all)
-      const isBinary = looksBinary(all, text)
+      const decoded = decodeUtf8(all)
+      const isBinary = looksBinary(all, decoded)
+      const { text, isCleaned } = this.#clean(decoded)
       let spoolPath: string | null = null
       let spoolError: string | null = null
-      if (isBinary) {
-        // Binary is shown decoded, so keep the exact bytes where the note can point.
+      if (isBinary || isCleaned) {
+        // The text shown is not the bytes, so keep the exact bytes where the note can point.
         this.#account = this.#budget?.open(this.#spoolPath) ?? null
         const n = this.#account === null ? all.length : (this.#budget as SpoolBudget).take(this.#account, all.length)
         try {
@@ -125,7 +142,7 @@ export class BoundedCapture {
         }
         this.#closeAccount()
       }
-      return { text, totalBytes: this.#total, omittedBytes: 0, spoolPath, isBinary, spoolError, spool: this.#account }
+      return { text, totalBytes: this.#total, omittedBytes: 0, spoolPath, isBinary, spoolError, isCleaned, spool: this.#account }
     }
     const spool = this.#spool
     await spool?.close()
@@ -142,11 +159,15 @@ export class BoundedCapture {
     const head = this.#head.subarray(0, headTo)
     const tail = tailAll.subarray(tailFrom)
     const omitted = this.#total - head.length - tail.length
-    const headText = decodeUtf8(head)
-    const tailText = decodeUtf8(tail)
+    const headRaw = decodeUtf8(head)
+    const tailRaw = decodeUtf8(tail)
+    const headClean = this.#clean(headRaw)
+    const tailClean = this.#clean(tailRaw)
+    const headText = headClean.text
+    const tailText = tailClean.text
     const marker = `[… ${omitted} bytes omitted …]\n`
     const text = headText + (headText === '' || headText.endsWith('\n') ? '' : '\n') + marker + tailText
-    const isBinary = looksBinary(head, headText) || looksBinary(tail, tailText)
+    const isBinary = looksBinary(head, headRaw) || looksBinary(tail, tailRaw)
     return {
       text,
       totalBytes: this.#total,
@@ -154,6 +175,7 @@ export class BoundedCapture {
       spoolPath: spool !== null && spool.error === null ? spool.path : null,
       isBinary,
       spoolError: spool?.error ? spool.error.message : null,
+      isCleaned: headClean.isCleaned || tailClean.isCleaned,
       spool: this.#account,
     }
   }

@@ -28,6 +28,8 @@ export interface PipedSpec {
   settleMs: number
   /** Record the last pipeline's stage statuses (the prelude reports them on a pipe at fd 3). */
   isPipestatus: boolean
+  /** Clean the kept text for reading (see cleanText); false keeps it as decoded (machine-read output). */
+  isCleaning: boolean
   /** Aborting stops the command's tree (SIGTERM, grace, SIGKILL); the command then reports how it ended. */
   signal?: AbortSignal
 }
@@ -100,8 +102,8 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   })
   const psChunks: Buffer[] = []
   const psDone = spec.isPipestatus ? collect(child.stdio[3] as Readable, psChunks) : Promise.resolve()
-  const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`, spec.budget)
-  const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`, spec.budget)
+  const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`, spec.isCleaning, spec.budget)
+  const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`, spec.isCleaning, spec.budget)
   const outDone = capture(child.stdout as Readable, out)
   const errDone = capture(child.stderr as Readable, err)
 

@@ -16,8 +16,31 @@ import { shellRunTool } from '../tools/shell-run.ts'
 import { shellStopTool } from '../tools/shell-stop.ts'
 import { shellTypeTool } from '../tools/shell-type.ts'
 import type { Confinement } from '../confine/describe.ts'
+import type { ScreenView } from '../screen/screen.ts'
+import type { ShellWatcher } from '../shells/background-shell.ts'
 import type { ShellRuntimeOptions } from './options.ts'
 import { Session, type LoginEnvironment, type ShellResource } from './session.ts'
+
+/** Reset the pen, home the cursor, clear the screen: what a redraw starts from. */
+const CLEAR = '\x1b[0m\x1b[H\x1b[2J'
+
+/** A person's view of a running shell's terminal, from `attach`. */
+export interface ShellAttachment {
+  id: string
+  /** Terminal size; the shell's terminal keeps it. */
+  cols: number
+  rows: number
+  /** Escape sequences that redraw the screen as it was when attached (clear first, then the screen, cursor and modes). */
+  snapshot: string
+  /** The same for the screen as it is now. */
+  redraw(): string
+  /** Send bytes to the terminal, as a person's terminal sends keystrokes. */
+  input(data: string | Buffer): void
+  /** True while a full-screen program holds the alternate screen. */
+  isAlternate(): boolean
+  /** Stop watching; the shell goes on. */
+  detach(): void
+}
 
 /** The five shell tools over one process manager, plus the session's resources and lifecycle. */
 export interface ShellRuntime {
@@ -35,6 +58,14 @@ export interface ShellRuntime {
   resources(): ShellResource[]
   /** Every line a shell retains (oldest first) without counting as a read; null for an unknown id. */
   retainedLines(id: string): string[] | null
+  /** The visible screen of a shell, row by row; null for an unknown id. */
+  screen(id: string): ScreenView | null
+  /**
+   * Watch a running shell's terminal as a person would: the snapshot redraws its screen, then
+   * `watcher` gets every byte of output until the shell ends (`end`) or `detach()`. Null for an
+   * unknown id or a shell that is not running.
+   */
+  attach(id: string, watcher: ShellWatcher): ShellAttachment | null
   /** Call `listener` with the new list whenever a shell starts, ends or is dropped; returns the unsubscribe function. */
   onResourcesChanged(listener: (resources: ShellResource[]) => void): () => void
   /** The login environment commands start from, captured once per session. */
@@ -69,6 +100,21 @@ export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
     shell_stop: (input) => shellStopTool(session, input),
     resources: () => session.resources(),
     retainedLines: (id) => session.shells.get(id)?.retained() ?? null,
+    screen: (id) => session.shells.get(id)?.view() ?? null,
+    attach: (id, watcher) => {
+      const shell = session.shells.get(id)
+      const watch = shell?.watch(watcher) ?? null
+      if (shell === undefined || watch === null) return null
+      return {
+        id,
+        ...shell.size,
+        snapshot: `${CLEAR}${watch.snapshot}`,
+        redraw: () => `${CLEAR}${shell.snapshot()}`,
+        input: (data) => shell.input(data),
+        isAlternate: watch.isAlternate,
+        detach: watch.unwatch,
+      }
+    },
     onResourcesChanged: (listener) => session.onResourcesChanged(listener),
     loginEnvironment: () => session.loginEnv(),
     refreshLoginEnvironment: () => session.refreshLoginEnv(),

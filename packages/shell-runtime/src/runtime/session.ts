@@ -254,6 +254,7 @@ export class Session {
             graceMs: this.options.stopGraceMs,
             settleMs: this.confiner.settleMs,
             isPipestatus: false,
+            isCleaning: false,
             signal,
           }),
         )

@@ -1,20 +1,25 @@
 import { readSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import type { IPty } from 'node-pty'
 import type { Launch } from '../confine/confiner.ts'
-import { LineRing } from '../output/line-ring.ts'
-import { ScreenLines } from '../output/screen-lines.ts'
+import { historyRows } from '../limits/limits.ts'
 import { RotatingLog } from '../output/rotating-log.ts'
+import { Screen, type ScreenRead, type ScreenView } from '../screen/screen.ts'
 import { endingOf } from '../process/signals.ts'
 import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, type StopReport } from '../tree/stop-tree.ts'
+import { loadPty } from './load-pty.ts'
 import { TerminalInput } from './terminal-input.ts'
-
-const require = createRequire(import.meta.url)
-const pty = require('node-pty') as typeof import('node-pty')
 
 /** `running` until the script's shell ended and its terminal was read to the end; `stopped` after shell_stop. */
 export type ShellStatus = 'running' | 'exited' | 'stopped'
+
+/** Someone watching a shell's terminal: its raw output as it comes, and its end. */
+export interface ShellWatcher {
+  /** Raw terminal output, every byte after the snapshot the watcher started from. */
+  data(bytes: Buffer): void
+  /** The shell ended (or was stopped); nothing more comes. */
+  end(): void
+}
 
 /** How to start one background shell. */
 export interface BackgroundSpec {
@@ -48,10 +53,13 @@ interface UnixTerminalInternals {
 }
 
 const drainBuffer = Buffer.allocUnsafe(64 * 1024)
+/** A cursor key as a terminal sends it in normal cursor-key mode. */
+const CURSOR_KEY = /\x1b\[([ABCDHF])/g
 
 /**
- * One script running under a real PTY. Every byte goes to an append-only log file and through
- * ScreenLines into a bounded ring. The terminal is read to its END before the shell counts as
+ * One script running under a real PTY. Every byte goes to an append-only log file, to a Screen
+ * (a headless terminal emulator of the same size, with `ringLines` rows of history) and to
+ * whoever is watching. The terminal is read to its END before the shell counts as
  * exited: node-pty (through libuv) can report end-of-file while the kernel still holds the last
  * output, so at that moment the master is drained synchronously until it reports EIO.
  */
@@ -67,8 +75,8 @@ export class BackgroundShell {
   #exit: number | null = null
   #signal: string | null = null
   readonly #pty: IPty
-  readonly #ring: LineRing
-  readonly #lines: ScreenLines
+  readonly #screen: Screen
+  readonly #watchers = new Set<ShellWatcher>()
   readonly #log: RotatingLog
   readonly #input: TerminalInput
   readonly #ended: Promise<void>
@@ -82,11 +90,18 @@ export class BackgroundShell {
     this.cwd = spec.cwd
     this.tree = spec.tree
     this.logPath = spec.logPath
-    this.#ring = new LineRing(spec.ringLines, spec.ringBytes)
-    this.#lines = new ScreenLines(this.#ring)
+    this.#screen = new Screen({
+      cols: spec.cols,
+      rows: spec.rows,
+      scrollback: historyRows(spec.ringLines, spec.ringBytes, spec.cols),
+      // A program's queries (cursor position, device attributes) get the answers a terminal gives.
+      onReply: (data) => {
+        if (this.#status === 'running') this.#write(data)
+      },
+    })
     this.#log = new RotatingLog(spec.logPath, spec.logBytes)
     this.#scriptFile = spec.scriptFile
-    this.#pty = pty.spawn(spec.launch.file, spec.launch.args, {
+    this.#pty = loadPty().spawn(spec.launch.file, spec.launch.args, {
       name: 'xterm-256color',
       cols: spec.cols,
       rows: spec.rows,
@@ -113,7 +128,7 @@ export class BackgroundShell {
     this.#ended = new Promise<void>((resolve) => {
       this.#pty.onExit(({ exitCode, signal }) => {
         this.#input.close()
-        this.#lines.end()
+        this.#screen.flush()
         // The shell counts as ended once its log file holds every byte it printed, too.
         void this.#log.flushed().then(() => {
           const ending = endingOf(exitCode, signal)
@@ -121,6 +136,8 @@ export class BackgroundShell {
           this.#signal = ending.signal
           this.#status = this.#stopping ? 'stopped' : 'exited'
           resolve()
+          for (const w of [...this.#watchers]) w.end()
+          this.#watchers.clear()
           for (const fn of this.#onEnd.splice(0)) fn()
         })
       })
@@ -133,7 +150,8 @@ export class BackgroundShell {
       this.#pty.pause()
       void this.#log.drained().then(() => this.#pty.resume())
     }
-    this.#lines.push(data)
+    this.#screen.push(data)
+    for (const w of this.#watchers) w.data(data)
   }
 
   #drain(fd: number): void {
@@ -174,19 +192,43 @@ export class BackgroundShell {
     else fn()
   }
 
-  /** The last `n` lines (the unfinished last line, such as a prompt, counts as the last), and the lines dropped unseen. */
-  logs(n: number): { lines: string[]; dropped: number } {
-    return this.#lines.read(n)
+  /** The last `n` lines as a person reads them (the cursor row, such as a prompt, counts as the last), and the rows dropped unseen. */
+  logs(n: number): ScreenRead {
+    return this.#screen.read(n)
   }
 
   /** Every retained line, without counting as a shell_logs read. */
   retained(): string[] {
-    return this.#lines.retained()
+    return this.#screen.peek()
   }
 
-  /** Write keystrokes to the terminal; false, with nothing written, when they would pass the input queue's bound. */
+  /** The visible screen, row by row. */
+  view(): ScreenView {
+    return this.#screen.view()
+  }
+
+  /** Terminal size. */
+  get size(): { cols: number; rows: number } {
+    return this.#screen.size
+  }
+
+  /**
+   * Keystrokes as a model types them: the cursor keys `ESC [ A`…`ESC [ D`, `ESC [ H` and
+   * `ESC [ F` are sent as `ESC O A`… while the program asked for application cursor keys, as a
+   * terminal sends them. False, with nothing written, when they would pass the input queue's bound.
+   */
   type(text: string): boolean {
-    return this.#input.write(text)
+    return this.#write(this.#screen.modes.applicationCursorKeysMode ? text.replace(CURSOR_KEY, '\x1bO$1') : text)
+  }
+
+  /** Bytes straight to the terminal, as a person's terminal sends them. */
+  input(data: string | Buffer): void {
+    if (this.#status === 'running') this.#write(data)
+  }
+
+  /** Bytes into the terminal's input queue; false, with nothing written, when they would pass its bound. */
+  #write(data: string | Buffer): boolean {
+    return this.#input.write(data)
   }
 
   /** Bytes typed that the program has not read yet. */
@@ -202,6 +244,29 @@ export class BackgroundShell {
   /** Bytes of output older than what the log files hold. */
   get logDroppedBytes(): number {
     return this.#log.droppedBytes
+  }
+
+  /** Escape sequences that redraw the screen, its cursor and its modes as they are now. */
+  snapshot(): string {
+    return this.#screen.snapshot()
+  }
+
+  /**
+   * Watch the terminal: returns the escape sequences that redraw its screen now, and from then on
+   * `watcher` gets every byte of output until the shell ends or `unwatch` is called. Null when the
+   * shell has ended.
+   */
+  watch(watcher: ShellWatcher): { snapshot: string; isAlternate: () => boolean; unwatch: () => void } | null {
+    if (this.#status !== 'running') return null
+    const snapshot = this.#screen.snapshot()
+    this.#watchers.add(watcher)
+    return {
+      snapshot,
+      isAlternate: () => this.#screen.view().isAlternate,
+      unwatch: () => {
+        this.#watchers.delete(watcher)
+      },
+    }
   }
 
   /**
@@ -225,6 +290,9 @@ export class BackgroundShell {
       this.#status = 'stopped'
     }
     this.tree.dispose()
+    for (const w of [...this.#watchers]) w.end()
+    this.#watchers.clear()
+    this.#screen.dispose()
     await this.#log.close()
     this.#log.remove()
     if (this.#scriptFile !== null) rmSync(this.#scriptFile, { force: true })

@@ -9,7 +9,12 @@ export function listIds(session: Session): string {
   const live = [...session.shells.values()].filter((s) => s.status === 'running').map((s) => s.id)
   return (
     `Live ids: ${live.length === 0 ? 'none' : live.map((x) => `\`${x}\``).join(', ')}` +
-    (ids.length > live.length ? `; exited: ${ids.filter((x) => !live.includes(x)).map((x) => `\`${x}\``).join(', ')}.` : '.')
+    (ids.length > live.length
+      ? `; exited: ${ids
+          .filter((x) => !live.includes(x))
+          .map((x) => `\`${x}\``)
+          .join(', ')}.`
+      : '.')
   )
 }
 

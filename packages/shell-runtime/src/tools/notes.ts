@@ -36,6 +36,12 @@ export function streamNote(name: 'stdout' | 'stderr', s: CapturedStream, budget:
         spooled(s, budget, (path) => `; the exact bytes are in ${path}.`),
     )
   }
+  if (s.isCleaned) {
+    parts.push(
+      `${name} was cleaned for reading (terminal escape sequences removed, carriage-return and backspace redraws shown as their final state, invisible bidi and zero-width characters written as <U+XXXX>)` +
+        (s.spoolPath !== null ? `; the raw bytes are in ${s.spoolPath}.` : '.'),
+    )
+  }
   if (s.omittedBytes > 0) {
     parts.push(
       `${name} was ${s.totalBytes} bytes; the middle ${s.omittedBytes} bytes are omitted` +

@@ -8,6 +8,7 @@ import type { Session } from '../runtime/session.ts'
 import { BackgroundShell } from '../shells/background-shell.ts'
 import { freeId, programName } from '../shells/derive-id.ts'
 import { joinNotes } from './notes.ts'
+import { loadPty } from '../shells/load-pty.ts'
 
 function sameScript(shell: BackgroundShell, commands: readonly string[], cwd: string): boolean {
   return shell.cwd === cwd && shell.commands.length === commands.length && shell.commands.every((c, i) => c === commands[i])
@@ -29,6 +30,8 @@ function describe(shell: BackgroundShell, note: string | null, isAlreadyRunning:
 export async function shellBackgroundTool(session: Session, raw: ShellBackgroundInput): Promise<ShellBackgroundResult> {
   session.assertOpen()
   const input = assertInput(shellBackground, raw)
+  // Without node-pty nothing can start: refuse (pty_unavailable) before touching anything.
+  loadPty()
   return withHeldCwd(session.roots, input.cwd, session.options.gates, shellBackground.name, (held) => start(session, input, held))
 }
 
@@ -83,7 +86,11 @@ async function start(session: Session, input: ShellBackgroundInput, held: HeldCw
   } catch (err) {
     tree.dispose()
     if (replaced !== undefined) shells.set(id, replaced)
-    throw refuse('spawn_failed', `Could not start the shell: ${(err as Error).message}.`, 'The system is short of processes, terminals or memory; retry when it has settled.')
+    throw refuse(
+      'spawn_failed',
+      `Could not start the shell: ${(err as Error).message}.`,
+      'The system is short of processes, terminals or memory; retry when it has settled.',
+    )
   }
   shells.set(id, shell)
   shell.onEnd(() => session.changed())

@@ -2,11 +2,11 @@ import { assertInput, LIMITS, shellLogs, type ShellLogsInput, type ShellLogsResu
 import type { Session } from '../runtime/session.ts'
 import { lookupShell } from './lookup.ts'
 
-/** shell_logs: the last `n` lines now, and how many scrolled away unseen since the previous read. */
+/** shell_logs: the last `n` lines of the terminal now (a full-screen program's screen rows), and how many rows scrolled away unseen since the previous read. */
 export async function shellLogsTool(session: Session, raw: ShellLogsInput): Promise<ShellLogsResult> {
   session.assertOpen()
   const input = assertInput(shellLogs, raw)
   const shell = lookupShell(session, input.id)
-  const { lines, dropped } = shell.logs(input.n ?? LIMITS.logsDefault)
-  return { id: shell.id, lines, dropped_lines: dropped, status: shell.status, exit: shell.exit }
+  const { lines, dropped, isAlternate } = shell.logs(input.n ?? LIMITS.logsDefault)
+  return { id: shell.id, lines, dropped_lines: dropped, is_screen: isAlternate, status: shell.status, exit: shell.exit }
 }

@@ -97,6 +97,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
           graceMs: options.stopGraceMs,
           settleMs: confiner.settleMs,
           isPipestatus,
+          isCleaning: true,
           signal,
         }),
       )
@@ -116,10 +117,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
     const notes: Array<string | null> = []
     if (run.timedOut) {
       stoppedBy = { index, command }
-      notes.push(
-        `Stopped with its whole process tree when the host's ${seconds(options.runBoundMs)} bound for this call ran out. ` +
-          LONG_WORK,
-      )
+      notes.push(`Stopped with its whole process tree when the host's ${seconds(options.runBoundMs)} bound for this call ran out. ` + LONG_WORK)
     } else if (run.aborted) {
       notes.push(`Stopped with its whole process tree because the host closed the shell session (exit ${exit}).`)
     } else if (run.ending?.signal) {

@@ -43,17 +43,6 @@ export function allPids(): number[] {
   return out
 }
 
-/** The parent pid of `pid`, or null when it is gone. */
-export function parentPid(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return Number(rest[1])
-  } catch {
-    return null
-  }
-}
-
 /** True while `pid` exists and is not a zombie. */
 export function isAlive(pid: number): boolean {
   try {

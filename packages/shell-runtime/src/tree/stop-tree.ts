@@ -78,10 +78,3 @@ export async function stopTree(tree: JobTree, graceMs: number, root?: RootProces
   report.survivors = livePids(tree, root, strays)
   return report
 }
-
-/** SIGKILL every process of a job at once and confirm it is empty; returns the survivors. */
-export async function killTree(tree: JobTree): Promise<number[]> {
-  tree.killAll()
-  if (await waitEmpty(tree, CONFIRM_MS)) return []
-  return tree.pids()
-}

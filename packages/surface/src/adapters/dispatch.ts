@@ -19,10 +19,11 @@ export interface Dispatcher {
  * everything after it, so a read after a write sees the write.
  */
 function createGate(): <T>(isParallelSafe: boolean, run: () => Promise<T>) => Promise<T> {
-  const settled = (p: Promise<unknown>) => p.then(
-    () => undefined,
-    () => undefined,
-  )
+  const settled = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      () => undefined,
+    )
   let barrier: Promise<unknown> = Promise.resolve()
   let readers: Array<Promise<unknown>> = []
   return (isParallelSafe, run) => {

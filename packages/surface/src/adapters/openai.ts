@@ -40,7 +40,8 @@ export function createChatCompletionsAdapter(session: Session): ChatCompletionsA
     handle: (toolCalls) =>
       Promise.all(
         (toolCalls ?? []).map(async (c) => {
-          const outcome = c.type === 'function' ? await dispatch.callWithJson(c.function.name, c.function.arguments) : await dispatch.call(c.custom.name, c.custom.input)
+          const outcome =
+            c.type === 'function' ? await dispatch.callWithJson(c.function.name, c.function.arguments) : await dispatch.call(c.custom.name, c.custom.input)
           return { role: 'tool' as const, tool_call_id: c.id, content: dispatch.text(outcome) }
         }),
       ),

@@ -1,4 +1,15 @@
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
+import { createRequire } from 'node:module'
+
+type CountTokens = typeof import('gpt-tokenizer/encoding/o200k_base').countTokens
+
+const require = createRequire(import.meta.url)
+let count: CountTokens | null = null
+
+/** o200k_base token count. The tokenizer's table takes ~0.5 s to load, so it loads on the first count, not with the package. */
+function countTokens(text: string): number {
+  count ??= (require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: CountTokens }).countTokens
+  return count(text)
+}
 
 /** The tokenizer the budget is measured in. */
 export const TOKEN_ENCODING = 'o200k_base'

@@ -45,7 +45,7 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
   --log-bytes SIZE      disk per background shell log: the newest half in log_path, the half before in log_path.1 (default ${size(SHELL_LIMITS.logBytes.default)})
   --spool-bytes SIZE    disk for one session's shell_run output files; the oldest are removed first (default ${size(SHELL_LIMITS.spoolBytes.default)})
   --max-shells N        background shells a session holds, running or exited, until shell_stop (default ${SHELL_LIMITS.maxShells.default})
-  --ring-bytes SIZE     memory for the lines each background shell keeps, beside --ring-lines (default ${size(SHELL_LIMITS.ringBytes.default)})
+  --ring-bytes SIZE     memory for each background shell's history; fewer rows than --ring-lines when they cost more (default ${size(SHELL_LIMITS.ringBytes.default)})
   --type-queue-bytes SIZE  shell_type input a program has not read yet; more is refused (default ${size(SHELL_LIMITS.typeQueueBytes.default)})
   --confine MODE        how commands are confined to the roots: auto (default), landlock, bwrap, off
   --allow-write DIR     let commands write under DIR too, e.g. a package manager's cache (repeatable)
@@ -73,8 +73,14 @@ export function positiveInt(flag: string, value: string | undefined): number | u
   return Number(value)
 }
 
+/** A command's own flags, in `parseArgs` form. */
+type Flags = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>
+
+/** What `parse` returns for a command with flags `T`: node:util names this type only through `parseArgs`. */
+type Parsed<T extends Flags> = ReturnType<typeof parseArgs<{ args: string[]; options: typeof SESSION_FLAGS & T; allowPositionals: true; strict: true }>>
+
 /** Parse argv for a command: its own flags plus the session flags. */
-export function parse<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>>(argv: string[], extra: T) {
+export function parse<T extends Flags>(argv: string[], extra: T): Parsed<T> {
   try {
     return parseArgs({ args: argv, options: { ...SESSION_FLAGS, ...extra }, allowPositionals: true, strict: true })
   } catch (e) {
@@ -88,7 +94,8 @@ function byteSize(flag: string, value: string | undefined): number | undefined {
   const m = /^(\d+)([a-z]*)$/i.exec(value)
   const unit = m === null ? undefined : UNITS[(m[2] as string).toLowerCase()]
   const bytes = m === null || unit === undefined ? Number.NaN : Number(m[1]) * unit
-  if (!Number.isSafeInteger(bytes) || bytes < 1) throw new UsageError(`--${flag} takes a positive size in bytes such as 1048576, 512KiB or 64MiB, got ${JSON.stringify(value)}`)
+  if (!Number.isSafeInteger(bytes) || bytes < 1)
+    throw new UsageError(`--${flag} takes a positive size in bytes such as 1048576, 512KiB or 64MiB, got ${JSON.stringify(value)}`)
   return bytes
 }
 

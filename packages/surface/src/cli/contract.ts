@@ -52,8 +52,12 @@ export function contract(argv: string[], io: ContractIo = STDIO, cwd: string = p
     return 0
   }
   const [verb, a, b, ...rest] = positionals
-  if (verb !== 'diff') throw new UsageError(`contract takes the subcommand diff, got ${verb === undefined ? 'nothing' : JSON.stringify(verb)}; e.g. hands contract diff 1.2.0 1.3.0`)
-  if (a === undefined || rest.length > 0) throw new UsageError('contract diff takes A and optionally B, e.g. hands contract diff node_modules/@hands/contracts 1.3.0')
+  if (verb !== 'diff')
+    throw new UsageError(
+      `contract takes the subcommand diff, got ${verb === undefined ? 'nothing' : JSON.stringify(verb)}; e.g. hands contract diff 1.2.0 1.3.0`,
+    )
+  if (a === undefined || rest.length > 0)
+    throw new UsageError('contract diff takes A and optionally B, e.g. hands contract diff node_modules/@hands/contracts 1.3.0')
   const format = values.format ?? 'text'
   if (!(DIFF_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format takes ${DIFF_FORMATS.join(', ')}, got ${JSON.stringify(format)}`)
   let before, after

@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 /**
- * `hands serve | call | tools | contract` — run from the repo root as `pnpm hands ...` (no build step).
- * stdout carries results (or MCP protocol for `serve`); diagnostics go to stderr.
+ * `hands serve | call | tools | contract | attach` — the installed bin, or `pnpm hands ...` from the repo root (no
+ * build step). stdout carries results (or MCP protocol for `serve`); diagnostics go to stderr.
+ * Each command loads what it uses: `serve` over stdio answers `initialize` on the MCP SDK alone
+ * and loads the tools after; the tokenizer loads on the first token count.
  */
-import { TOKEN_ENCODING, toolCost, toApiTools, API_FORMATS, type ApiFormat } from '../adapters/index.ts'
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, serveHttp, parseListen } from '../mcp/http.ts'
-import { serveStdio } from '../mcp/stdio.ts'
-import { createSurface, enabledTools, shellConfinement, type SurfaceOptions } from '../session.ts'
-import { TOOLS } from '@hands/contracts'
-import { describeConfinement, type Confinement } from '@hands/shell-runtime'
+import { statSync } from 'node:fs'
+import { API_FORMATS, type ApiFormat } from '../adapters/api-tools.ts'
+import { TOKEN_ENCODING } from '../adapters/token-cost.ts'
+import type { AttachServer } from '../attach/server.ts'
+import type { Confinement } from '@hands/shell-runtime'
+import { defaultAttachDir } from '../attach/socket-dir.ts'
+import type { SurfaceOptions } from '../session.ts'
+import { attach } from './attach.ts'
 import { SESSION_HELP, UsageError, parse, positiveInt, sessionOptions } from './args.ts'
 
 const MAIN_HELP = `usage: hands <command> [options]
@@ -18,10 +22,14 @@ commands:
   call         run one tool call and print its result as JSON
   tools        list the enabled tools with their token cost
   contract     diff two versions of the contract surface (hands contract diff A B)
+  attach       connect this terminal to a live background shell of a running server
 
 Run \`hands <command> --help\` for a command's options.`
 
-const SERVE_HELP = `usage: hands serve [options]
+/** `serve --help`; the HTTP defaults come from the HTTP module, loaded only here and for --http. */
+const serveHelp = async () => {
+  const { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } = await import('../mcp/http.ts')
+  return `usage: hands serve [options]
 
 Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go to stderr.
 
@@ -31,7 +39,10 @@ Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go 
   --max-sessions N      HTTP: sessions open at once; one more initialize gets 503 (default ${DEFAULT_MAX_SESSIONS})
   --max-body-bytes N    HTTP: the largest request body read; a larger one gets 413 (default ${DEFAULT_MAX_BODY_BYTES})
   --allow-host NAME     HTTP: also accept this Host header (NAME for NAME:PORT, or NAME:PORT; repeatable)
+  --no-attach           offer no \`hands attach\` socket
+  --attach-dir DIR      where the attach socket goes (default: ${defaultAttachDir()}; made 0700)
 ${SESSION_HELP}`
+}
 
 const CALL_HELP = `usage: hands call TOOL JSON [options]
 
@@ -48,16 +59,6 @@ List the enabled tools with what each costs the model on every request
   --format F            text (default), or the tool definitions as JSON: ${API_FORMATS.join(', ')}
 ${SESSION_HELP}`
 
-/** How commands will be confined (null with --no-shell); an explicit mechanism that cannot work here is a usage error. */
-function confinementOf(options: SurfaceOptions): Confinement | null {
-  if (options.toggles?.shell === false) return null
-  try {
-    return describeConfinement({ roots: options.roots ?? [process.cwd()], ...shellConfinement(options) })
-  } catch (e) {
-    throw new UsageError((e as Error).message)
-  }
-}
-
 async function serve(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, {
     http: { type: 'string' },
@@ -66,36 +67,54 @@ async function serve(argv: string[]): Promise<number> {
     'max-sessions': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     'allow-host': { type: 'string', multiple: true },
+    'no-attach': { type: 'boolean' },
+    'attach-dir': { type: 'string' },
   })
-  if (values.help) return help(SERVE_HELP)
+  if (values.help) return help(await serveHelp())
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
-  const confinement = confinementOf(options)
-  if (confinement !== null) process.stderr.write(`${confinement.summary.split('\n').map((l) => `hands: ${l}\n`).join('')}`)
+  // The stdio server loads its session after the handshake: refuse a bad root before that.
+  for (const root of options.roots ?? []) {
+    if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--root ${root} is not a directory`)
+  }
+  // A mechanism asked for by name must work here before anything is served; `auto` is described once the tools are loaded.
+  if (options.confine !== undefined && options.confine !== 'auto') await confinementOf(options)
   if (values.http === undefined) {
     for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'max-body-bytes', 'allow-host'] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)
     }
-    await serveStdio(options)
+    const { serveStdio } = await import('../mcp/stdio.ts')
+    await serveStdio(options, await offerAttach(values))
+    await sayHowShellsRun(options)
     return -1
   }
+  const { serveHttp, parseListen } = await import('../mcp/http.ts')
   const listen = parseListen(values.http)
   const sessionIdleMs = positiveInt('session-idle-ms', values['session-idle-ms'])
   const maxSessions = positiveInt('max-sessions', values['max-sessions'])
   const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'])
   const allowHosts = values['allow-host'] ?? []
-  const running = await serveHttp(
-    {
-      ...listen,
-      allowRemote: values['allow-remote'] === true,
-      ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
-      ...(maxSessions !== undefined ? { maxSessions } : {}),
-      ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
-      ...(allowHosts.length > 0 ? { allowHosts } : {}),
-    },
-    options,
-  )
+  const attachServer = await offerAttach(values)
+  let running: Awaited<ReturnType<typeof serveHttp>>
+  try {
+    running = await serveHttp(
+      {
+        ...listen,
+        allowRemote: values['allow-remote'] === true,
+        ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
+        ...(maxSessions !== undefined ? { maxSessions } : {}),
+        ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+        ...(allowHosts.length > 0 ? { allowHosts } : {}),
+      },
+      options,
+      attachServer,
+    )
+  } catch (e) {
+    await attachServer?.close()
+    throw e
+  }
   process.stderr.write(`hands: serving MCP over Streamable HTTP at ${running.url}\n`)
+  await sayHowShellsRun(options)
   const stop = async (why: string) => {
     process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
     await running.close()
@@ -106,17 +125,60 @@ async function serve(argv: string[]): Promise<number> {
   return -1
 }
 
+/** How commands will be confined (null with --no-shell); an explicit mechanism that cannot work here is a usage error. */
+async function confinementOf(options: SurfaceOptions): Promise<Confinement | null> {
+  if (options.toggles?.shell === false) return null
+  const [{ describeConfinement }, { shellConfinement }] = await Promise.all([import('@hands/shell-runtime'), import('../session.ts')])
+  try {
+    return describeConfinement({ roots: options.roots ?? [process.cwd()], ...shellConfinement(options) })
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+}
+
+/** Start the attach socket unless `--no-attach`, and say where it is; a failure is reported and serving goes on without it. */
+async function offerAttach(values: { 'no-attach'?: boolean; 'attach-dir'?: string }): Promise<AttachServer | null> {
+  if (values['no-attach'] === true) return null
+  try {
+    const { startAttachServer } = await import('../attach/server.ts')
+    const server = await startAttachServer(values['attach-dir'] ?? defaultAttachDir())
+    process.stderr.write(`hands: background shells can be attached to with \`hands attach ID\` (socket ${server.path}; --no-attach offers none)\n`)
+    return server
+  } catch (e) {
+    process.stderr.write(`hands: not offering attach: ${(e as Error).message}\n`)
+    return null
+  }
+}
+
+/** Say once, on stderr, how commands are confined, and why background shells cannot start here (and how to fix it) when node-pty is missing. */
+async function sayHowShellsRun(options: SurfaceOptions): Promise<void> {
+  const confinement = await confinementOf(options)
+  if (confinement === null) return
+  process.stderr.write(
+    `${confinement.summary
+      .split('\n')
+      .map((l) => `hands: ${l}\n`)
+      .join('')}`,
+  )
+  const [{ SHELL_BACKGROUND }, { PTY_FIX, ptyProblem }] = await Promise.all([import('@hands/contracts'), import('@hands/shell-runtime')])
+  const problem = ptyProblem()
+  if (problem !== null)
+    process.stderr.write(`hands: background shells are unavailable (${SHELL_BACKGROUND} returns pty_unavailable): ${problem}. To fix: ${PTY_FIX}.\n`)
+}
+
 async function call(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, {})
   if (values.help) return help(CALL_HELP)
   const [tool, json, ...rest] = positionals
-  if (tool === undefined || json === undefined || rest.length > 0) throw new UsageError('call takes exactly TOOL and JSON, e.g. hands call file_exists \'{"paths":["."]}\'')
+  if (tool === undefined || json === undefined || rest.length > 0)
+    throw new UsageError('call takes exactly TOOL and JSON, e.g. hands call file_exists \'{"paths":["."]}\'')
   let input: unknown
   try {
     input = JSON.parse(json)
   } catch (e) {
     throw new UsageError(`JSON is not valid: ${(e as Error).message}`)
   }
+  const { createSurface } = await import('../session.ts')
   const session = createSurface(sessionOptions(values))
   try {
     const outcome = await session.call(tool, input)
@@ -127,11 +189,16 @@ async function call(argv: string[]): Promise<number> {
   }
 }
 
-function tools(argv: string[]): number {
+async function tools(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { format: { type: 'string' } })
   if (values.help) return help(TOOLS_HELP)
   if (positionals.length > 0) throw new UsageError(`tools takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
+  const [{ enabledTools }, { toApiTools, toolCost }, { TOOLS }] = await Promise.all([
+    import('../session.ts'),
+    import('../adapters/index.ts'),
+    import('@hands/contracts'),
+  ])
   const enabled = enabledTools(options)
   const format = values.format ?? 'text'
   if (format !== 'text') {
@@ -146,8 +213,14 @@ function tools(argv: string[]): number {
     process.stdout.write(`${t.name.padEnd(18)} ${String(tokens).padStart(5)}  ${t.title}\n`)
   }
   process.stdout.write(`${'total'.padEnd(18)} ${String(total).padStart(5)}  ${enabled.length} of ${TOOLS.length} tools, ${TOKEN_ENCODING} tokens\n`)
-  const confinement = confinementOf(options)
-  if (confinement !== null) process.stdout.write(`\n${confinement.summary.split('\n').map((l) => `${l}\n`).join('')}`)
+  const confinement = await confinementOf(options)
+  if (confinement !== null)
+    process.stdout.write(
+      `\n${confinement.summary
+        .split('\n')
+        .map((l) => `${l}\n`)
+        .join('')}`,
+    )
   return 0
 }
 
@@ -159,7 +232,7 @@ function help(text: string): number {
 // Loaded on demand: the contract diff is not needed to serve or call tools.
 const contract = async (argv: string[]) => (await import('./contract.ts')).contract(argv)
 
-const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, contract }
+const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, contract, attach }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv

@@ -65,7 +65,11 @@ function schemaPath(segments: readonly Segment[]): string {
   return out
 }
 
-const dotPath = (segments: readonly Segment[]) => segments.map((s) => (typeof s === 'number' ? `[${s}]` : s)).join('.').replace(/\.\[/g, '[')
+const dotPath = (segments: readonly Segment[]) =>
+  segments
+    .map((s) => (typeof s === 'number' ? `[${s}]` : s))
+    .join('.')
+    .replace(/\.\[/g, '[')
 
 /** Every keyword that differs between two JSON values, recursively; `name` renders a path. */
 function diffValue(a: unknown, b: unknown, at: Segment[], name: (segments: Segment[]) => string, out: Change[]): void {
@@ -124,7 +128,8 @@ function diffTool(a: SurfaceTool, b: SurfaceTool): Change[] {
   }
   if (!same(a.call, b.call)) out.push({ path: 'call', kind: 'changed', before: a.call, after: b.call, isProse: false })
   // Older surface files record no effect; their annotations are still compared.
-  if (a.effect !== undefined && b.effect !== undefined && a.effect !== b.effect) out.push({ path: 'effect', kind: 'changed', before: a.effect, after: b.effect, isProse: false })
+  if (a.effect !== undefined && b.effect !== undefined && a.effect !== b.effect)
+    out.push({ path: 'effect', kind: 'changed', before: a.effect, after: b.effect, isProse: false })
   if (a.toggle !== b.toggle) out.push({ path: 'toggle', kind: 'changed', before: a.toggle, after: b.toggle, isProse: false })
   diffValue(a.annotations, b.annotations, ['annotations'], dotPath, out)
   diffValue(a.input_schema, b.input_schema, [], inSchema('input'), out)
@@ -209,7 +214,10 @@ function promptTokens(s: Surface): number | null {
 export function diffSurfaces(before: Surface, after: Surface): SurfaceDiff {
   const notes: string[] = []
   const tools = diffTools(before, after)
-  for (const [side, s] of [['old', before], ['new', after]] as const) {
+  for (const [side, s] of [
+    ['old', before],
+    ['new', after],
+  ] as const) {
     if (s.tools.some((t) => t.effect === undefined)) notes.push(`the ${side} surface records no effects; effects not compared (annotations are)`)
   }
   const common = (s: Surface, other: Surface) => s.tools.map((t) => t.name).filter((n) => other.tools.some((t) => t.name === n))

@@ -44,7 +44,14 @@ export function parseSurface(text: string, where: string): Surface {
     throw new SurfaceLoadError(`${where} is not JSON: ${(e as Error).message}`)
   }
   const errors = isObject(value) ? value['errors'] : undefined
-  if (!isObject(value) || !Array.isArray(value['tools']) || !value['tools'].every(isSurfaceTool) || !isObject(errors) || !Array.isArray(errors['codes']) || !isObject(errors['envelope'])) {
+  if (
+    !isObject(value) ||
+    !Array.isArray(value['tools']) ||
+    !value['tools'].every(isSurfaceTool) ||
+    !isObject(errors) ||
+    !Array.isArray(errors['codes']) ||
+    !isObject(errors['envelope'])
+  ) {
     throw new SurfaceLoadError(
       `${where} is not a hands surface file: it needs "tools" (each with name, title, description, input_schema, result_schema, call, annotations) and "errors" ({codes, envelope})`,
     )
@@ -66,7 +73,9 @@ function fromPackageDir(dir: string, shown: string): LoadedSurface {
   const pkg = readPackage(dir)
   const file = join(dir, SURFACE_FILE)
   if (!existsSync(file)) {
-    throw new SurfaceLoadError(`${shown} (${CONTRACTS_PACKAGE}@${pkg?.version ?? '?'}) has no ${SURFACE_FILE}: versions before the contract diff do not ship one`)
+    throw new SurfaceLoadError(
+      `${shown} (${CONTRACTS_PACKAGE}@${pkg?.version ?? '?'}) has no ${SURFACE_FILE}: versions before the contract diff do not ship one`,
+    )
   }
   return { surface: parseSurface(readFileSync(file, 'utf8'), `${shown}/${SURFACE_FILE}`), label: `${CONTRACTS_PACKAGE}@${pkg?.version ?? '?'} (${shown})` }
 }
@@ -77,7 +86,9 @@ function fromDirectory(dir: string, shown: string): LoadedSurface {
   if (readPackage(installed)?.name === CONTRACTS_PACKAGE) return fromPackageDir(installed, `${shown}/node_modules/${CONTRACTS_PACKAGE}`)
   const checkout = join(dir, 'packages', 'contracts')
   if (readPackage(checkout)?.name === CONTRACTS_PACKAGE) return fromPackageDir(checkout, `${shown}/packages/contracts`)
-  throw new SurfaceLoadError(`${shown} is a directory without ${CONTRACTS_PACKAGE} (no package.json of it there, in node_modules/${CONTRACTS_PACKAGE} or in packages/contracts); give ${SOURCES}`)
+  throw new SurfaceLoadError(
+    `${shown} is a directory without ${CONTRACTS_PACKAGE} (no package.json of it there, in node_modules/${CONTRACTS_PACKAGE} or in packages/contracts); give ${SOURCES}`,
+  )
 }
 
 /** Unpack a package tarball into a temp directory, read its surface, remove the directory. */
@@ -90,7 +101,8 @@ function fromTarball(file: string, shown: string): LoadedSurface {
       throw new SurfaceLoadError(`cannot unpack ${shown} with tar: ${String((e as { stderr?: Buffer }).stderr ?? e).trim()}`)
     }
     const root = join(dir, 'package')
-    if (readPackage(root)?.name !== CONTRACTS_PACKAGE) throw new SurfaceLoadError(`${shown} is not a ${CONTRACTS_PACKAGE} tarball (no package/package.json naming it)`)
+    if (readPackage(root)?.name !== CONTRACTS_PACKAGE)
+      throw new SurfaceLoadError(`${shown} is not a ${CONTRACTS_PACKAGE} tarball (no package/package.json naming it)`)
     return fromPackageDir(root, shown)
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -103,9 +115,17 @@ function fromSpec(spec: string, cwd: string): LoadedSurface {
   try {
     let out: string
     try {
-      out = execFileSync('npm', ['pack', spec, '--pack-destination', dir, '--json', '--ignore-scripts'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+      out = execFileSync('npm', ['pack', spec, '--pack-destination', dir, '--json', '--ignore-scripts'], {
+        cwd,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
     } catch (e) {
-      const stderr = String((e as { stderr?: string }).stderr ?? e).trim().split('\n').slice(-3).join(' ')
+      const stderr = String((e as { stderr?: string }).stderr ?? e)
+        .trim()
+        .split('\n')
+        .slice(-3)
+        .join(' ')
       throw new SurfaceLoadError(`npm pack ${spec} failed: ${stderr}`)
     }
     const [packed] = JSON.parse(out) as Array<{ filename: string }>
@@ -129,7 +149,8 @@ export function loadSurface(source: string, cwd: string = process.cwd()): Loaded
     return { surface: parseSurface(readFileSync(path, 'utf8'), source), label: source }
   }
   const isSpecWithScheme = /^[a-z][a-z0-9+.-]*:/i.test(source)
-  if (!isSpecWithScheme && (/^[./~]/.test(source) || /\.(json|tgz|tar\.gz|tar)$/.test(source))) throw new SurfaceLoadError(`${source}: no such file or directory; give ${SOURCES}`)
+  if (!isSpecWithScheme && (/^[./~]/.test(source) || /\.(json|tgz|tar\.gz|tar)$/.test(source)))
+    throw new SurfaceLoadError(`${source}: no such file or directory; give ${SOURCES}`)
   const spec = source.includes('@') || isSpecWithScheme ? source : `${CONTRACTS_PACKAGE}@${source}`
   return fromSpec(spec, cwd)
 }

@@ -41,7 +41,9 @@ export async function askToConfirm(server: Server, request: ConfirmRequest): Pro
       message: confirmationText(request),
       requestedSchema: {
         type: 'object',
-        properties: { [CONFIRM]: { type: 'boolean', title: `${what} ${request.targets.length === 1 ? 'this path' : `these ${request.targets.length} paths`}` } },
+        properties: {
+          [CONFIRM]: { type: 'boolean', title: `${what} ${request.targets.length === 1 ? 'this path' : `these ${request.targets.length} paths`}` },
+        },
         required: [CONFIRM],
       },
     })

@@ -48,5 +48,5 @@ export function isAllowedOrigin(origin: string | undefined, hosts: readonly stri
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false
   if (isLoopback(url.hostname)) return true
-  return hosts !== null && hosts.includes(url.host.toLowerCase())
+  return hosts?.includes(url.host.toLowerCase()) === true
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import type { AttachServer } from '../attach/server.ts'
 import { shareLoginEnvironment, type SurfaceOptions } from '../session.ts'
 import { allowedHosts, hostHeader, isAllowedOrigin, isLoopback } from './guard.ts'
 import { BodyTooLarge, readBody } from './read-body.ts'
@@ -64,6 +65,8 @@ interface LiveSession {
   /** Requests of this session still open (a held SSE stream counts). */
   active: number
   idle: NodeJS.Timeout | null
+  /** The session's label for `hands attach`. */
+  label: string
 }
 
 /** Ids of sessions that ended, remembered (boundedly) only to say so in the 404. */
@@ -109,7 +112,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * had no request for `sessionIdleMs`, or when the server closes. At most `maxSessions` are
  * open at once. The login environment is captured once, at start, for every session.
  */
-export async function serveHttp(listen: HttpServeOptions, options: SurfaceOptions = {}): Promise<RunningHttpServer> {
+export async function serveHttp(listen: HttpServeOptions, options: SurfaceOptions = {}, attach: AttachServer | null = null): Promise<RunningHttpServer> {
   if (!isLoopback(listen.host) && !listen.allowRemote) {
     throw new Error(
       `refusing to serve on ${listen.host}: it is reachable from other machines and hands runs commands. Bind 127.0.0.1, or pass --allow-remote if you mean it.`,
@@ -126,6 +129,8 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
   const ended = new Map<string, string>()
   /** Sessions being opened (an initialize in flight), counted against the cap. */
   let opening = 0
+  /** Labels of sessions for `hands attach` (1, 2, … in the order they opened). */
+  let labels = 0
   let closing: Promise<void> | null = null
   // Host headers accepted (DNS-rebinding protection), null for any; set once the port is known.
   let hosts: string[] | null = []
@@ -142,6 +147,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     }
     if (s.idle !== null) clearTimeout(s.idle)
     s.idle = null
+    attach?.remove(s.label)
     s.hands.notify('info', why)
     return s.hands.close(why).then(() => s.transport.close().catch(() => {}))
   }
@@ -179,8 +185,9 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (sid) => {
-          const s: LiveSession = { id: sid, transport, hands, active: 0, idle: null }
+          const s: LiveSession = { id: sid, transport, hands, active: 0, idle: null, label: String(++labels) }
           sessions.set(sid, s)
+          attach?.add(s.label, hands.session)
           registered = true
           hold(s, res)
         },
@@ -213,7 +220,12 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname !== MCP_PATH) return reply(res, 404, SERVER_ERROR, `not found; the MCP endpoint is ${MCP_PATH}`)
     if (!isAllowedOrigin(req.headers.origin, hosts)) {
-      return reply(res, 403, SERVER_ERROR, `Origin ${JSON.stringify(req.headers.origin)} is not allowed: only requests without an Origin, or from a loopback or allowed host, reach this server`)
+      return reply(
+        res,
+        403,
+        SERVER_ERROR,
+        `Origin ${JSON.stringify(req.headers.origin)} is not allowed: only requests without an Origin, or from a loopback or allowed host, reach this server`,
+      )
     }
     if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') {
       return reply(res, 405, SERVER_ERROR, `Method ${req.method ?? ''} not allowed; use POST, GET or DELETE`, null, { allow: 'GET, POST, DELETE' })
@@ -227,7 +239,12 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       const s = sessions.get(id)
       if (s === undefined) {
         const why = ended.get(id)
-        return reply(res, 404, SESSION_NOT_FOUND, `Session not found: ${why ?? `no session ${JSON.stringify(id)} is open here`}; start a new one with initialize`)
+        return reply(
+          res,
+          404,
+          SESSION_NOT_FOUND,
+          `Session not found: ${why ?? `no session ${JSON.stringify(id)} is open here`}; start a new one with initialize`,
+        )
       }
       hold(s, res)
       const body = req.method === 'POST' ? await readJson(req, maxBody) : undefined
@@ -235,7 +252,8 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     }
     if (req.method !== 'POST') return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request')
     const body = await readJson(req, maxBody)
-    if (!isInitializeRequest(body)) return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request', (body as { id?: unknown } | null)?.id)
+    if (!isInitializeRequest(body))
+      return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request', (body as { id?: unknown } | null)?.id)
     return open(req, res, body)
   }
 
@@ -272,6 +290,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     close: () => {
       closing ??= (async () => {
         capture.abort()
+        await attach?.close()
         const all = [...sessions.values()]
         await Promise.all(all.map((s) => end(s, 'the server is shutting down')))
         http.closeAllConnections()

@@ -30,14 +30,23 @@ export const PROMPTS: Prompt[] = [
 
 /** `prompts/get`: the routing prose for the enabled tools, with the code tool's name from the arguments. */
 export function getPrompt(name: string, args: Record<string, string>, options: Pick<SurfaceOptions, 'codeTool' | 'toggles'>): GetPromptResult {
-  if (name !== ROUTING_PROMPT) throw protocolError(ErrorCode.InvalidParams, `Unknown prompt: ${JSON.stringify(name)}; this server's prompts are ${PROMPTS.map((p) => p.name).join(', ')}`, { prompt: name })
+  if (name !== ROUTING_PROMPT)
+    throw protocolError(
+      ErrorCode.InvalidParams,
+      `Unknown prompt: ${JSON.stringify(name)}; this server's prompts are ${PROMPTS.map((p) => p.name).join(', ')}`,
+      { prompt: name },
+    )
   const unknown = Object.keys(args).filter((k) => k !== CODE_TOOL_ARGUMENT)
   if (unknown.length > 0) {
-    throw protocolError(ErrorCode.InvalidParams, `${ROUTING_PROMPT} takes only the argument ${CODE_TOOL_ARGUMENT}, got ${unknown.join(', ')}`, { arguments: unknown })
+    throw protocolError(ErrorCode.InvalidParams, `${ROUTING_PROMPT} takes only the argument ${CODE_TOOL_ARGUMENT}, got ${unknown.join(', ')}`, {
+      arguments: unknown,
+    })
   }
   const given = args[CODE_TOOL_ARGUMENT]?.trim()
   if (given && !TOOL_NAME.test(given)) {
-    throw protocolError(ErrorCode.InvalidParams, `${CODE_TOOL_ARGUMENT} must be a tool name (1 to 64 letters, digits, _ . -), got ${JSON.stringify(given)}`, { argument: CODE_TOOL_ARGUMENT })
+    throw protocolError(ErrorCode.InvalidParams, `${CODE_TOOL_ARGUMENT} must be a tool name (1 to 64 letters, digits, _ . -), got ${JSON.stringify(given)}`, {
+      argument: CODE_TOOL_ARGUMENT,
+    })
   }
   const codeTool = given ? given : (options.codeTool ?? CODE_TOOL)
   const prose = renderPrompt({ codeTool, isShell: options.toggles?.shell ?? true })

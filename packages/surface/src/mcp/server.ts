@@ -1,4 +1,4 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -19,9 +19,8 @@ import { createSurface, type Session, type SurfaceOptions } from '../session.ts'
 import { askToConfirm } from './confirm.ts'
 import { PROMPTS, getPrompt } from './prompts.ts'
 import { protocolError } from './protocol-error.ts'
+import { SERVER_NAME, newMcpServer } from './sdk-server.ts'
 
-export const SERVER_NAME = 'hands'
-export const SERVER_VERSION = '0.1.0'
 export const SHELLS_URI = 'hands://shells'
 /** The URI template of one background shell's retained lines. */
 export const SHELL_URI_TEMPLATE = `${SHELLS_URI}/{id}`
@@ -57,10 +56,11 @@ export interface McpServerOptions {
  * and the server's notices go to stderr and to the client's log.
  */
 export function createMcpServer(options: SurfaceOptions = {}, serverOptions: McpServerOptions = {}): HandsMcpServer {
-  const server = new Server(
-    { name: SERVER_NAME, version: SERVER_VERSION },
-    { capabilities: { tools: {}, resources: { listChanged: true }, prompts: {}, logging: {} } },
-  )
+  return attachSession(newMcpServer(), options, serverOptions)
+}
+
+/** Open a session on `server` (from `newMcpServer`, connected or not) and register its handlers. */
+export function attachSession(server: Server, options: SurfaceOptions = {}, serverOptions: McpServerOptions = {}): HandsMcpServer {
   const prefix = serverOptions.logPrefix ?? 'hands'
 
   const notify = (level: LoggingLevel, text: string) => {

@@ -18,9 +18,27 @@ function where(path: string, options: RenderOptions): string {
 
 const exitText = (exit: number | null) => (exit === null ? 'no exit' : `exit ${exit}`)
 
+/** Characters that could end a line, move the cursor or hide text where this text is shown. */
+const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/g
+const visible = (c: string) => `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, '0')}`
+
+/** Text from outside hands (a command, an id) on one line: line breaks and controls written out. */
+function oneLine(text: string): string {
+  return text.replace(/\n/g, '\\n').replace(UNSAFE, visible)
+}
+
+/**
+ * Output a program printed, as indented lines: every line of it starts with two spaces, so a
+ * printed `[note] …` or `$ cmd  [exit 0]` can never pass for hands' own lines, which start at the
+ * first column; controls that could break or redraw a line are written out.
+ */
+function indented(lines: readonly string[]): string[] {
+  return lines.map((l) => `  ${l.replace(UNSAFE, visible)}`)
+}
+
 function block(text: string): string[] {
   if (text === '') return []
-  return text.endsWith('\n') ? [text.slice(0, -1)] : [text, '[no newline at end]']
+  return text.endsWith('\n') ? indented(text.slice(0, -1).split('\n')) : [...indented(text.split('\n')), '[no newline at end]']
 }
 
 const shellRun: Renderer<ToolResult<'shell_run'>> = (r, o) => {
@@ -29,7 +47,7 @@ const shellRun: Renderer<ToolResult<'shell_run'>> = (r, o) => {
   const lines = [head.join(' · ')]
   for (const c of r.commands) {
     const meta = [exitText(c.exit), `${c.duration_ms} ms`, ...(c.timed_out ? ['timed out'] : [])].join(' · ')
-    lines.push(`$ ${c.command}  [${meta}]`, ...block(c.stdout))
+    lines.push(`$ ${oneLine(c.command)}  [${meta}]`, ...block(c.stdout))
     if (c.stderr !== '') lines.push('[stderr]', ...block(c.stderr))
     if (c.note !== null) lines.push(`[note] ${c.note}`)
   }
@@ -38,19 +56,24 @@ const shellRun: Renderer<ToolResult<'shell_run'>> = (r, o) => {
 
 const shellBackground: Renderer<ToolResult<'shell_background'>> = (r, o) => {
   const verb = r.is_already_running ? 'already running' : 'started'
-  const lines = [`${verb} ${r.id} · pid ${r.pid} · ${r.status} · cwd ${where(r.cwd, o)}`, ...r.commands.map((c) => `$ ${c}`)]
+  const lines = [`${verb} ${oneLine(r.id)} · pid ${r.pid} · ${r.status} · cwd ${where(r.cwd, o)}`, ...r.commands.map((c) => `$ ${oneLine(c)}`)]
   if (r.note !== null) lines.push(`[note] ${r.note}`)
   return lines.join('\n')
 }
 
 const shellLogs: Renderer<ToolResult<'shell_logs'>> = (r) => {
-  const head = [r.id, r.status, ...(r.exit === null ? [] : [exitText(r.exit)]), `${r.lines.length} line${r.lines.length === 1 ? '' : 's'}`]
+  const head = [
+    oneLine(r.id),
+    r.status,
+    ...(r.exit === null ? [] : [exitText(r.exit)]),
+    ...(r.is_screen ? ['full-screen program, its screen rows'] : []),
+    `${r.lines.length} line${r.lines.length === 1 ? '' : 's'}`,
+  ]
   if (r.dropped_lines > 0) head.push(`${r.dropped_lines} dropped unseen`)
-  return [head.join(' · '), ...r.lines].join('\n')
+  return [head.join(' · '), ...indented(r.lines)].join('\n')
 }
 
-const shellType: Renderer<ToolResult<'shell_type'>> = (r) =>
-  `typed ${JSON.stringify(r.text)}${r.is_enter ? ' + Enter' : ''} into ${r.id} · ${r.status}`
+const shellType: Renderer<ToolResult<'shell_type'>> = (r) => `typed ${JSON.stringify(r.text)}${r.is_enter ? ' + Enter' : ''} into ${r.id} · ${r.status}`
 
 const shellStop: Renderer<ToolResult<'shell_stop'>> = (r) =>
   [`${r.id} · ${r.status}${r.exit === null ? '' : ` · ${exitText(r.exit)}`}`, ...(r.note === null ? [] : [`[note] ${r.note}`])].join('\n')
@@ -58,8 +81,7 @@ const shellStop: Renderer<ToolResult<'shell_stop'>> = (r) =>
 const copy: Renderer<ToolResult<'copy'>> = (r) => `copied ${r.src} → ${r.dest}`
 const move: Renderer<ToolResult<'move'>> = (r) => `moved ${r.src} → ${r.dest}`
 const del: Renderer<ToolResult<'delete'>> = (r) => r.paths.map((p) => `${p.is_deleted ? 'deleted' : 'missing'} ${p.path}`).join('\n')
-const mkdir: Renderer<ToolResult<'create_directory'>> = (r) =>
-  r.paths.map((p) => `${p.is_created ? 'created' : 'exists '} ${p.path}`).join('\n')
+const mkdir: Renderer<ToolResult<'create_directory'>> = (r) => r.paths.map((p) => `${p.is_created ? 'created' : 'exists '} ${p.path}`).join('\n')
 const exists: Renderer<ToolResult<'file_exists'>> = (r) => r.paths.map((p) => `${p.is_exists ? 'exists' : 'absent'} ${p.path}`).join('\n')
 
 const RENDERERS: Record<ToolName, Renderer<never>> = {

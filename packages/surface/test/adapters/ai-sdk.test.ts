@@ -66,7 +66,9 @@ describe('AI SDK adapter', () => {
     expect(toolMessage.role).toBe('tool')
     // The SDK parses arguments itself: cut-off JSON never reaches execute and comes back as the SDK's own error-text.
     const texts = EXPECTED.map((e, i) =>
-      CALLS[i]!.id === 'call_4' ? { type: 'error-text', value: expect.stringMatching(/^Invalid input for tool file_exists: JSON parsing failed/) } : { type: e.isError ? 'error-text' : 'text', value: e.text },
+      CALLS[i]!.id === 'call_4'
+        ? { type: 'error-text', value: expect.stringMatching(/^Invalid input for tool file_exists: JSON parsing failed/) }
+        : { type: e.isError ? 'error-text' : 'text', value: e.text },
     )
     expect(toolMessage.content).toEqual(CALLS.map((c, i) => ({ type: 'tool-result', toolCallId: c.id, toolName: c.name, output: texts[i] })))
     // What execute resolved to: the session's outcomes.

@@ -24,14 +24,26 @@ const message = (id: string, content: unknown[], stop: string) => ({
 
 // Anthropic sends tool input already parsed; the cut-off JSON call becomes an input that breaks the schema.
 const INPUTS: unknown[] = CALLS.map((c) => (c.id === 'call_4' ? { paths: [] } : JSON.parse(c.arguments)))
-const TEXTS = EXPECTED.map((e, i) => (CALLS[i]!.id === 'call_4' ? expect.stringMatching(/^invalid_input: file_exists: `paths` must not have fewer than 1 items \(got \[\]\) — `paths`: an array of non-empty strings with at least 1 item$/) : e.text))
+const TEXTS = EXPECTED.map((e, i) =>
+  CALLS[i]!.id === 'call_4'
+    ? expect.stringMatching(
+        /^invalid_input: file_exists: `paths` must not have fewer than 1 items \(got \[\]\) — `paths`: an array of non-empty strings with at least 1 item$/,
+      )
+    : e.text,
+)
 
 describe('Anthropic Messages adapter', () => {
   it('sends the committed tools, runs the tool_use blocks through a real session and sends tool_result blocks with is_error in call order', async () => {
     const { session, dir, close } = openSession()
     cleanups.push(close)
-    const content = [{ type: 'text', text: 'On it.', citations: null }, ...CALLS.map((c, i) => ({ type: 'tool_use', id: c.id, name: c.name, input: INPUTS[i], caller: { type: 'direct' } }))]
-    const { fetch, requests } = fakeFetch([message('msg_1', content, 'tool_use'), message('msg_2', [{ type: 'text', text: FINAL, citations: null }], 'end_turn')])
+    const content = [
+      { type: 'text', text: 'On it.', citations: null },
+      ...CALLS.map((c, i) => ({ type: 'tool_use', id: c.id, name: c.name, input: INPUTS[i], caller: { type: 'direct' } })),
+    ]
+    const { fetch, requests } = fakeFetch([
+      message('msg_1', content, 'tool_use'),
+      message('msg_2', [{ type: 'text', text: FINAL, citations: null }], 'end_turn'),
+    ])
     const anthropic = new Anthropic({ apiKey: 'test', baseURL: 'http://anthropic.test', fetch, maxRetries: 0 })
     const hands = createMessagesAdapter(session)
 

@@ -52,7 +52,7 @@ describe('parallel tool calls of one message', () => {
       'start shell_run:["cat b.txt"]',
       'end shell_run:["cat b.txt"]',
     ])
-    expect(replies.map((r) => r.content.split('\n').at(-1))).toEqual(['exists a.txt', 'absent b.txt', 'copied a.txt → b.txt', 'exists b.txt', 'a'])
+    expect(replies.map((r) => r.content.split('\n').at(-1))).toEqual(['exists a.txt', 'absent b.txt', 'copied a.txt → b.txt', 'exists b.txt', '  a'])
   })
 
   it('come back in call order when a later read-only call finishes first', async () => {

@@ -51,7 +51,7 @@ describe('Responses adapter', () => {
       method: 'POST',
       body: { model: 'gpt-test', input: [{ role: 'user', content: PROMPT }], tools: committedTools('openai-responses') },
     })
-    for (const t of (requests[0]?.body as { tools: Array<{ strict: unknown }> }).tools) expect(t.strict).toBe(false)
+    for (const t of (requests[0]!.body as { tools: Array<{ strict: unknown }> }).tools) expect(t.strict).toBe(false)
     expect(requests[1]?.body).toEqual({
       model: 'gpt-test',
       previous_response_id: 'resp_1',

@@ -50,11 +50,7 @@ describe('Chat Completions adapter', () => {
     })
     expect(requests[1]?.body).toEqual({
       model: 'gpt-test',
-      messages: [
-        { role: 'user', content: PROMPT },
-        assistant,
-        ...CALLS.map((c, i) => ({ role: 'tool', tool_call_id: c.id, content: EXPECTED[i]!.text })),
-      ],
+      messages: [{ role: 'user', content: PROMPT }, assistant, ...CALLS.map((c, i) => ({ role: 'tool', tool_call_id: c.id, content: EXPECTED[i]!.text }))],
       tools: committedTools('openai'),
     })
     expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: FINAL })

@@ -8,7 +8,10 @@ const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
 
 function importEntries(withSdks: boolean): Record<string, string> {
   const hook = withSdks ? [] : ['--import', join(FIXTURES, 'deny-sdks.mjs')]
-  const r = spawnSync(TSX, ['--conditions=hands-source', ...hook, join(FIXTURES, 'import-entries.ts')], { cwd: join(REPO, 'packages', 'surface'), encoding: 'utf8' })
+  const r = spawnSync(TSX, ['--conditions=hands-source', ...hook, join(FIXTURES, 'import-entries.ts')], {
+    cwd: join(REPO, 'packages', 'surface'),
+    encoding: 'utf8',
+  })
   if (r.status !== 0) throw new Error(`import-entries exited ${r.status}: ${r.stderr}`)
   return JSON.parse(r.stdout) as Record<string, string>
 }

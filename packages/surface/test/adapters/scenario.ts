@@ -32,7 +32,9 @@ export const EXPECTED = [
   { text: 'copied a.txt → b.txt', isError: false },
   { text: expect.stringMatching(/^destination_exists: dest "b\.txt" already exists\. — Pass is_overwrite: true/), isError: true },
   {
-    text: expect.stringMatching(/^invalid_input: file_exists: the arguments are not valid JSON \(.+\) — Send the arguments as one JSON object: an object with required paths; nothing else\.$/),
+    text: expect.stringMatching(
+      /^invalid_input: file_exists: the arguments are not valid JSON \(.+\) — Send the arguments as one JSON object: an object with required paths; nothing else\.$/,
+    ),
     isError: true,
   },
   { text: 'exists b.txt', isError: false },
@@ -59,7 +61,10 @@ export interface RecordedRequest {
 }
 
 /** A `fetch` that records each request and answers with the next scripted JSON reply. */
-export function fakeFetch(replies: unknown[]): { fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>; requests: RecordedRequest[] } {
+export function fakeFetch(replies: unknown[]): {
+  fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>
+  requests: RecordedRequest[]
+} {
   const requests: RecordedRequest[] = []
   const queue = [...replies]
   return {

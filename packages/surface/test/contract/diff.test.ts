@@ -61,7 +61,11 @@ describe('hands contract diff on fixture pairs', () => {
       const shown = lines(text.out)
       for (const want of p.text) {
         if (typeof want === 'string') expect(shown, text.out).toContain(want)
-        else expect(shown.some((l) => want.test(l)), `${want} in\n${text.out}`).toBe(true)
+        else
+          expect(
+            shown.some((l) => want.test(l)),
+            `${want} in\n${text.out}`,
+          ).toBe(true)
       }
       const md = run(a, b, '--format', 'md', '--exit-code')
       expect(md.code).toBe(1)
@@ -93,7 +97,12 @@ describe('hands contract diff on fixture pairs', () => {
     const out = JSON.parse(run(a, b, '--format', 'json').out) as ReturnType<typeof diffSurfaces>
     expect(out.isChanged).toBe(true)
     expect(out.tools).toEqual([
-      { name: 'delete', status: 'changed', changes: [{ path: 'input paths.maxItems', kind: 'changed', before: 100, after: 200, isProse: false }], tokens: expect.any(Object) },
+      {
+        name: 'delete',
+        status: 'changed',
+        changes: [{ path: 'input paths.maxItems', kind: 'changed', before: 100, after: 200, isProse: false }],
+        tokens: expect.any(Object),
+      },
     ])
   })
 
@@ -103,7 +112,10 @@ describe('hands contract diff on fixture pairs', () => {
     for (const t of old.tools) delete t.effect
     const diff = diffSurfaces(old, base())
     expect(diff.isChanged).toBe(false)
-    expect(diff.notes).toEqual(['the old surface records no effects; effects not compared (annotations are)', 'the old surface records no prompt prose; prompt not compared'])
+    expect(diff.notes).toEqual([
+      'the old surface records no effects; effects not compared (annotations are)',
+      'the old surface records no prompt prose; prompt not compared',
+    ])
     expect(formatDiff(diff, 'text', { before: 'a', after: 'b' })).toContain('note: the old surface records no prompt prose')
   })
 

@@ -198,7 +198,11 @@ export const FIXTURE_PAIRS: FixturePair[] = [
       s.errors.codes = s.errors.codes.filter((c) => c.code !== 'not_running')
       s.errors.codes.push({ code: 'too_large', summary: 'The output exceeds the host limit.', is_retryable: false, is_always_preflight: true })
     },
-    text: ['~ errors', '+ too_large: {"summary":"The output exceeds the host limit.","is_retryable":false,"is_always_preflight":true}', /^- not_running: \{"summary":/],
+    text: [
+      '~ errors',
+      '+ too_large: {"summary":"The output exceeds the host limit.","is_retryable":false,"is_always_preflight":true}',
+      /^- not_running: \{"summary":/,
+    ],
     md: ['#### Errors', '- `too_large` added:'],
   },
   {
@@ -209,7 +213,11 @@ export const FIXTURE_PAIRS: FixturePair[] = [
       c.is_retryable = false
       c.is_always_preflight = true
     },
-    text: [/^~ io_error\.summary: The filesystem failed part way; .*\{\+.*\+\}/, '~ io_error.is_retryable: true → false', '~ io_error.is_always_preflight: false → true'],
+    text: [
+      /^~ io_error\.summary: The filesystem failed part way; .*\{\+.*\+\}/,
+      '~ io_error.is_retryable: true → false',
+      '~ io_error.is_always_preflight: false → true',
+    ],
     md: ['- `io_error.summary` changed:', '- `io_error.is_retryable` changed: `true` → `false`'],
   },
   {

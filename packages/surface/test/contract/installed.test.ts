@@ -32,7 +32,9 @@ function hands(...args: string[]) {
 }
 
 beforeAll(() => {
-  const packed = JSON.parse(execFileSync('npm', ['pack', CONTRACTS, '--pack-destination', root.dir, '--json', '--ignore-scripts'], { encoding: 'utf8' })) as Array<{ filename: string }>
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', CONTRACTS, '--pack-destination', root.dir, '--json', '--ignore-scripts'], { encoding: 'utf8' }),
+  ) as Array<{ filename: string }>
   tarball = join(root.dir, packed[0]!.filename)
   mkdirSync(join(root.dir, 'unpacked'))
   execFileSync('tar', ['-xf', tarball, '-C', join(root.dir, 'unpacked')])

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { REPO } from './mcp.ts'
-import { eventually, isAlive, processesMentioning } from './procs.ts'
+import { eventually, processesMentioning } from './procs.ts'
 import { tempRoot } from './tmp.ts'
 
 export const MAIN = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
@@ -78,7 +78,9 @@ export async function serveHttpProcess(args: string[] = [], env: Record<string, 
 /** The cgroup v2 directory a process lives in, or null when there is none. */
 function cgroupDirOf(pid: number): string | null {
   try {
-    const own = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => l.startsWith('0::'))
+    const own = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('0::'))
     const mount = readFileSync('/proc/self/mountinfo', 'utf8')
       .split('\n')
       .map((l) => l.split(' - '))
@@ -159,9 +161,12 @@ export function countingHome(): { home: string; count: () => number; remove: () 
   writeFileSync(join(t.dir, '.bash_profile'), `echo login >> ${JSON.stringify(counter)}\n`)
   return {
     home: t.dir,
-    count: () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter((l) => l === 'login').length : 0),
+    count: () =>
+      existsSync(counter)
+        ? readFileSync(counter, 'utf8')
+            .split('\n')
+            .filter((l) => l === 'login').length
+        : 0,
     remove: t.remove,
   }
 }
-
-export { isAlive }

@@ -10,7 +10,16 @@ const PACKAGE = join(import.meta.dirname, '..', '..')
  */
 export function typecheck(files: readonly string[], virtual: Readonly<Record<string, string>> = {}): string[] {
   const configPath = join(PACKAGE, 'tsconfig.json')
-  const config = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n')) } })
+  const config = ts.getParsedCommandLineOfConfigFile(
+    configPath,
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'))
+      },
+    },
+  )
   if (config === undefined) throw new Error(`cannot read ${configPath}`)
   const memory = new Map(Object.entries(virtual).map(([p, text]) => [resolve(PACKAGE, p), text]))
   const host = ts.createCompilerHost(config.options)

@@ -1,0 +1,263 @@
+/**
+ * Bytes that do nothing but print lines are held back from the emulator while nobody looks, so a
+ * fast printer costs little more than reading its terminal. When more is held than the emulator's
+ * history could show, the oldest held lines are skipped (never parsed) and only their rows are
+ * counted; what the emulator then shows is what it would have shown had it parsed them.
+ *
+ * That holds because a skipped line is restricted to what cannot change the terminal's state
+ * beyond its own row: printable text, SGR colour sequences, carriage return, backspace, tab and
+ * bell, ending in CR LF, and either no wider than the terminal (one row) or plain printable ASCII
+ * (one row per `cols` characters). The first held line (the head) is always parsed, so skipped
+ * lines start at column 0 of a fresh row; at least `keepRows` rows of lines after them are parsed
+ * too, which pushes everything the skip displaced out of the history. The owner checks the
+ * terminal's side (normal buffer, full scroll region, autowrap on) through `canSkip`.
+ */
+
+/** Bytes worth a closer look: controls other than BEL, BS, TAB, LF, CR; ESC; DEL; the lead byte of U+0080–U+00BF. */
+const RARE = new Uint8Array(256)
+for (const c of [0, 1, 2, 3, 4, 5, 6, 0x0b, 0x0c, 0x7f, 0xc2]) RARE[c] = 1
+for (let c = 0x0e; c <= 0x1f; c++) RARE[c] = 1
+/** An SGR that starts from the default rendition (no parameter, or a first parameter of 0). */
+const SGR_RESET = /^\x1b\[(?:0*(?:[;:]|m))/
+/** SGR sequences remembered across a skip (the pen they leave is re-applied). */
+const MAX_SGR = 64
+const CR = 0x0d
+
+/**
+ * True when `bytes` hold no control but BEL, BS, TAB, LF and CR, no escape but complete SGR
+ * sequences (`ESC [` digits `;` `:` `m`), and no C1 control (UTF-8 `C2 80`–`C2 9F`). A chunk
+ * ending inside an escape sequence or after a C2 lead byte is not known to be plain.
+ */
+function isPlain(bytes: Buffer): boolean {
+  const n = bytes.length
+  for (let i = 0; i < n; i++) {
+    const c = bytes[i] as number
+    if (RARE[c] === 0) continue
+    if (c === 0x1b) {
+      if (bytes[i + 1] !== 0x5b) return false
+      let j = i + 2
+      for (; j < n; j++) {
+        const d = bytes[j] as number
+        if (!((d >= 0x30 && d <= 0x3b) || d === 0x3a)) break
+      }
+      if (bytes[j] !== 0x6d) return false
+      i = j
+    } else if (c === 0xc2) {
+      const next = bytes[i + 1]
+      if (next === undefined || (next >= 0x80 && next <= 0x9f)) return false
+    } else return false
+  }
+  return true
+}
+
+/** What `take` hands back for the emulator, in this order. */
+export interface HeldBytes {
+  /** Parse first: the first held line (possibly the rest of a line already on the screen). */
+  head: Buffer[]
+  /** Rows of the lines skipped after the head (0 when none were). */
+  skippedRows: number
+  /** The SGR sequences of the skipped lines that still set the pen, to parse after the head. */
+  sgr: string
+  /** Parse last: the held lines after the skipped ones. */
+  body: Buffer[]
+}
+
+/** What `offer` did with a chunk. */
+export type Offer = 'held' | 'not-plain' | 'full'
+
+export class PlainTail {
+  readonly #cols: number
+  readonly #keepRows: number
+  readonly #maxBytes: number
+  #head: Buffer[] = []
+  #headBytes = 0
+  #headDone = false
+  #headEndsCrLf = false
+  #body: Buffer[] = []
+  #bodyBytes = 0
+  /** Offset of #body[0][0] in the stream of bytes after the head. */
+  #bodyOffset = 0
+  /** Complete body lines not yet skipped: end offsets (after the LF) and rows (-1: cannot be skipped). */
+  #lineEnds: number[] = []
+  #lineRows: number[] = []
+  #front = 0
+  #rows = 0
+  /** Offset where the unfinished body line starts, and tabs seen in it. */
+  #lineStart = 0
+  #lineTabs = 0
+  #lastByte = -1
+  #skippedRows = 0
+  #sgr: string[] = []
+
+  constructor(cols: number, keepRows: number, maxBytes = 8 * 1024 * 1024) {
+    this.#cols = cols
+    this.#keepRows = keepRows
+    this.#maxBytes = maxBytes
+  }
+
+  get isEmpty(): boolean {
+    return this.#headBytes === 0
+  }
+
+  /**
+   * Hold `chunk` when it is plain: `held`, or `full` when the held bytes could not be brought
+   * back within bounds (the owner must parse everything now). `not-plain`: nothing was held.
+   */
+  offer(chunk: Buffer, canSkip: () => boolean): Offer {
+    if (!isPlain(chunk)) return 'not-plain'
+    let rest = 0
+    if (!this.#headDone) {
+      const lf = chunk.indexOf(0x0a)
+      const head = lf < 0 ? chunk : chunk.subarray(0, lf + 1)
+      const before = lf > 0 ? chunk[lf - 1] : this.#lastHeadByte()
+      this.#head.push(head)
+      this.#headBytes += head.length
+      if (lf < 0) return this.#headBytes > this.#maxBytes ? 'full' : 'held'
+      this.#headDone = true
+      this.#headEndsCrLf = before === CR
+      rest = lf + 1
+      if (rest === chunk.length) return 'held'
+    }
+    this.#addBody(rest === 0 ? chunk : chunk.subarray(rest))
+    if (this.#rows > 2 * this.#keepRows || this.#bodyBytes > this.#maxBytes) {
+      if (!this.#trim(canSkip)) return 'full'
+    }
+    return 'held'
+  }
+
+  /** Everything held, in parse order; the tail is empty afterwards. */
+  take(): HeldBytes {
+    const held: HeldBytes = { head: this.#head, skippedRows: this.#skippedRows, sgr: this.#sgr.join(''), body: this.#body }
+    this.#head = []
+    this.#headBytes = 0
+    this.#headDone = false
+    this.#headEndsCrLf = false
+    this.#body = []
+    this.#bodyBytes = 0
+    this.#bodyOffset = 0
+    this.#lineEnds = []
+    this.#lineRows = []
+    this.#front = 0
+    this.#rows = 0
+    this.#lineStart = 0
+    this.#lineTabs = 0
+    this.#lastByte = -1
+    this.#skippedRows = 0
+    this.#sgr = []
+    return held
+  }
+
+  #lastHeadByte(): number | undefined {
+    const last = this.#head[this.#head.length - 1]
+    return last === undefined ? undefined : last[last.length - 1]
+  }
+
+  #addBody(buf: Buffer): void {
+    const base = this.#bodyOffset + this.#bodyBytes
+    this.#body.push(buf)
+    this.#bodyBytes += buf.length
+    const hasTab = buf.includes(0x09)
+    let pos = 0
+    for (;;) {
+      const lf = buf.indexOf(0x0a, pos)
+      const end = lf < 0 ? buf.length : lf
+      if (hasTab) for (let t = buf.indexOf(0x09, pos); t >= 0 && t < end; t = buf.indexOf(0x09, t + 1)) this.#lineTabs++
+      if (lf < 0) break
+      const before = lf > 0 ? buf[lf - 1] : this.#lastByte
+      const start = this.#lineStart
+      const stop = base + lf
+      this.#lineEnds.push(stop + 1)
+      const rows = before === CR ? this.#rowsOf(start, stop - 1, this.#lineTabs) : -1
+      this.#lineRows.push(rows)
+      this.#rows += rows < 0 ? 1 : rows
+      this.#lineStart = stop + 1
+      this.#lineTabs = 0
+      pos = lf + 1
+    }
+    this.#lastByte = buf[buf.length - 1] as number
+  }
+
+  /** Rows a line of body bytes [from, to) (without its CR LF) takes from column 0, or -1 when that is not certain without parsing it. */
+  #rowsOf(from: number, to: number, tabs: number): number {
+    const len = to - from
+    // Each character is at most as wide as its UTF-8 bytes; a tab at most 8 columns.
+    if (len + 7 * tabs <= this.#cols) return 1
+    if (tabs > 0 || !this.#isPrintableAscii(from, to)) return -1
+    return Math.ceil(len / this.#cols)
+  }
+
+  #isPrintableAscii(from: number, to: number): boolean {
+    let offset = this.#bodyOffset
+    for (const b of this.#body) {
+      const end = offset + b.length
+      if (end > from) {
+        const i0 = Math.max(0, from - offset)
+        const i1 = Math.min(b.length, to - offset)
+        for (let i = i0; i < i1; i++) {
+          const c = b[i] as number
+          if (c < 0x20 || c > 0x7e) return false
+        }
+      }
+      offset = end
+      if (offset >= to) break
+    }
+    return true
+  }
+
+  /** Skip the oldest body lines down to `keepRows` rows; false when that is not allowed or not enough. */
+  #trim(canSkip: () => boolean): boolean {
+    if (!this.#headEndsCrLf || !canSkip()) return false
+    let cut = -1
+    while (this.#front < this.#lineEnds.length) {
+      const rows = this.#lineRows[this.#front] as number
+      if (this.#rows - Math.max(rows, 1) < this.#keepRows) break
+      if (rows < 0) break
+      this.#rows -= rows
+      this.#skippedRows += rows
+      cut = this.#lineEnds[this.#front] as number
+      this.#front++
+    }
+    if (cut >= 0) this.#dropBody(cut)
+    if (this.#front > 4096 && this.#front * 2 > this.#lineEnds.length) {
+      this.#lineEnds = this.#lineEnds.slice(this.#front)
+      this.#lineRows = this.#lineRows.slice(this.#front)
+      this.#front = 0
+    }
+    return this.#rows <= 2 * this.#keepRows && this.#bodyBytes <= this.#maxBytes
+  }
+
+  /** Drop body bytes before stream offset `cut` (a line end), remembering their SGR sequences. */
+  #dropBody(cut: number): void {
+    while (this.#body.length > 0) {
+      const b = this.#body[0] as Buffer
+      const take = Math.min(b.length, cut - this.#bodyOffset)
+      if (take <= 0) break
+      const gone = take === b.length ? b : b.subarray(0, take)
+      this.#keepSgr(gone)
+      if (take === b.length) this.#body.shift()
+      else this.#body[0] = b.subarray(take)
+      this.#bodyOffset += take
+      this.#bodyBytes -= take
+    }
+  }
+
+  /** Remember the SGR sequences of dropped bytes that still set the pen: those from the last reset on. */
+  #keepSgr(gone: Buffer): void {
+    const found: string[] = []
+    let isReset = false
+    for (let at = gone.length; at > 0 && found.length < MAX_SGR; ) {
+      at = gone.lastIndexOf(0x1b, at - 1)
+      if (at < 0) break
+      let end = at + 2
+      while (end < gone.length && (gone[end] as number) >= 0x30 && (gone[end] as number) <= 0x3b) end++
+      const seq = gone.toString('latin1', at, end + 1)
+      found.push(seq)
+      if (SGR_RESET.test(seq)) {
+        isReset = true
+        break
+      }
+    }
+    found.reverse()
+    this.#sgr = isReset ? found : [...this.#sgr, ...found].slice(-MAX_SGR)
+  }
+}

@@ -1,0 +1,60 @@
+import { spawn, spawnSync } from 'node:child_process'
+import { afterEach, describe, expect, it } from 'vitest'
+import { REPO } from './helpers/mcp.ts'
+import { eventually, isAlive } from './helpers/procs.ts'
+import { tempRoot } from './helpers/tmp.ts'
+
+const cleanups: Array<() => void> = []
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()?.()
+})
+
+const line = (message: unknown) => `${JSON.stringify(message)}\n`
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+}
+
+describe('hands serve over stdio, start-up', () => {
+  it('answers requests sent before the tools loaded, in order, even without the initialized notification', async () => {
+    const root = tempRoot()
+    cleanups.push(root.remove)
+    const child = spawn('pnpm', ['--silent', 'hands', 'serve', '--root', root.dir], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
+    cleanups.push(() => child.kill('SIGKILL'))
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString()
+    })
+    // Written at once: tools/list and tools/call arrive while the tools are still loading.
+    child.stdin.write(
+      line(INITIALIZE) +
+        line({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) +
+        line({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'file_exists', arguments: { paths: ['.'] } } }),
+    )
+    expect(await eventually(() => out.split('\n').filter((l) => l.trim() !== '').length >= 3, 60_000)).toBe(true)
+    const replies = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: number; result: Record<string, unknown> })
+    expect(replies.map((r) => r.id)).toEqual([1, 2, 3])
+    expect(replies[0]?.result['serverInfo']).toMatchObject({ name: 'hands' })
+    expect(replies[1]?.result['tools']).toHaveLength(10)
+    expect(replies[2]?.result['structuredContent']).toEqual({ paths: [{ path: '.', is_exists: true }] })
+    child.stdin.end()
+    expect(await eventually(() => child.pid === undefined || !isAlive(child.pid))).toBe(true)
+  }, 90_000)
+
+  it('refuses a --root that is not a directory with exit 2 before the handshake, naming it', () => {
+    const r = spawnSync('pnpm', ['--silent', 'hands', 'serve', '--root', '/nonexistent/hands-root'], {
+      cwd: REPO,
+      encoding: 'utf8',
+      input: '',
+      timeout: 60_000,
+    })
+    expect(r.status).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toContain('--root /nonexistent/hands-root is not a directory')
+  }, 60_000)
+})

@@ -1,0 +1,215 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { consumerEnv, run } from '../src/npm.ts'
+import { PUBLISHED, REPO, packAll } from '../src/packages.ts'
+import { startRegistry, type Registry } from '../src/registry.ts'
+
+const fixtures = join(import.meta.dirname, '..', 'fixtures')
+// Outside the workspace: nothing here can resolve the workspace's node_modules.
+const work = realpathSync(mkdtempSync(join(tmpdir(), 'hands-consumer-')))
+const project = join(work, 'project')
+const root = join(work, 'root')
+let registry: Registry
+/** The consumer's `tsc` run, started once the project is installed; it runs while the other checks do. */
+let typeCheck: Promise<Error | null>
+const versionOf = (name: string) => (JSON.parse(readFileSync(join(REPO, 'packages', name, 'package.json'), 'utf8')) as { version: string }).version
+
+/** Live processes whose command line or working directory is under `dir`, but for the consumer's own tsc. */
+function processesUnder(dir: string): string[] {
+  const found: string[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ')
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      if (/\) [ZX] /.test(stat)) continue
+      let cwd = ''
+      try {
+        cwd = readlinkSync(`/proc/${entry}/cwd`)
+      } catch {
+        // another user's process
+      }
+      if ((cmd.includes(dir) || cwd.startsWith(dir)) && !cmd.includes('/typescript/bin/tsc')) found.push(`${entry} ${cmd}`)
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found
+}
+
+async function noneLeft(dir: string): Promise<string[]> {
+  for (let i = 0; i < 100; i++) {
+    const left = processesUnder(dir)
+    if (left.length === 0) return left
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return processesUnder(dir)
+}
+
+beforeAll(async () => {
+  mkdirSync(project)
+  mkdirSync(root)
+  writeFileSync(join(root, 'marker.txt'), 'x')
+  registry = await startRegistry(join(work, 'registry'))
+  const tarballs = packAll(mkdtempSync(join(work, 'packs-')))
+  const publishRc = join(work, 'publish.npmrc')
+  const host = registry.url.replace(/^http:/, '')
+  writeFileSync(publishRc, `@hands:registry=${registry.url}\n${host}:_authToken=${registry.token}\n`)
+  for (const name of PUBLISHED) await run('npm', ['publish', tarballs[name], '--userconfig', publishRc], { cwd: work })
+  // The project maps the @hands scope to the team's registry; everything else comes from the normal registry.
+  writeFileSync(join(project, '.npmrc'), `@hands:registry=${registry.url}\n`)
+  writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2)}\n`)
+  const started = performance.now()
+  await run('npm', ['install', '@hands/surface', '@hands/contracts', '@types/node@20'], { cwd: project })
+  console.log(`npm install through the registry: ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  copyFileSync(join(fixtures, 'use-surface.mjs'), join(project, 'use-surface.mjs'))
+  copyFileSync(join(fixtures, 'check-types.ts'), join(project, 'check-types.ts'))
+  copyFileSync(join(fixtures, 'tsconfig.json'), join(project, 'tsconfig.json'))
+  const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc')
+  typeCheck = run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project }).then(
+    () => null,
+    (e: Error) => e,
+  )
+})
+
+afterAll(async () => {
+  await typeCheck
+  const pid = registry?.pid
+  await registry?.stop()
+  if (pid !== undefined) expect(processesUnder(work)).toEqual([])
+  rmSync(work, { recursive: true, force: true })
+})
+
+type Outcome = { ok: boolean; result?: Record<string, unknown>; error?: Record<string, unknown> }
+
+/** The first command's stdout of a shell_run outcome. */
+const firstStdout = (o: Outcome) => (o.result?.['commands'] as Array<{ stdout: string }> | undefined)?.[0]?.stdout
+
+async function useSurface(): Promise<{ run: Outcome; exists: Outcome; background: Outcome }> {
+  const { stdout } = await run(process.execPath, ['use-surface.mjs', root], { cwd: project })
+  return JSON.parse(stdout)
+}
+
+async function serve() {
+  const transport = new StdioClientTransport({
+    command: 'npx',
+    args: ['--no', 'hands', 'serve', '--root', root],
+    cwd: project,
+    env: consumerEnv() as Record<string, string>,
+    stderr: 'pipe',
+  })
+  let stderr = ''
+  transport.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString()
+  })
+  const client = new Client({ name: 'consumer-test', version: '0.0.0' })
+  await client.connect(transport)
+  return { client, stderr: () => stderr }
+}
+
+function meta(r: unknown): Record<string, unknown> {
+  return ((r as CallToolResult)._meta?.['hands/error'] ?? {}) as Record<string, unknown>
+}
+
+describe('a project outside the workspace that installed @hands/surface from a registry', () => {
+  it('installed every @hands package from the registry the scope is mapped to', () => {
+    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string; version?: string }> }
+    for (const name of PUBLISHED) {
+      const entry = lock.packages[`node_modules/@hands/${name}`]
+      expect(entry?.version).toBe(versionOf(name))
+      expect(entry?.resolved ?? '').toContain(registry.url)
+    }
+    // Everything else came from the registry the project normally uses.
+    for (const name of ['typebox', '@modelcontextprotocol/sdk', 'node-pty']) {
+      const resolved = lock.packages[`node_modules/${name}`]?.resolved ?? ''
+      expect(resolved).toMatch(/^https:\/\//)
+      expect(resolved).not.toContain(registry.url)
+    }
+    expect(lock.packages['node_modules/node-pty']?.version).toBeDefined()
+  })
+
+  it('imports createSurface on plain node, runs shell_run and file_exists, starts a background shell and closes', async () => {
+    const r = await useSurface()
+    expect(r.run.ok).toBe(true)
+    expect(firstStdout(r.run)).toBe('hi\n')
+    expect(r.exists.result).toEqual({
+      paths: [
+        { path: 'marker.txt', is_exists: true },
+        { path: 'missing.txt', is_exists: false },
+      ],
+    })
+    expect(r.background).toMatchObject({ ok: true, result: { status: 'running' } })
+    expect(await noneLeft(root)).toEqual([])
+  })
+
+  it('npx hands tools lists the ten tools', async () => {
+    const { stdout } = await run('npx', ['--no', 'hands', 'tools'], { cwd: project })
+    const lines = stdout.trim().split('\n')
+    expect(lines.slice(0, -1).map((l) => l.split(/\s+/)[0])).toEqual([
+      'shell_run',
+      'shell_background',
+      'shell_logs',
+      'shell_type',
+      'shell_stop',
+      'copy',
+      'move',
+      'delete',
+      'create_directory',
+      'file_exists',
+    ])
+    expect(lines.at(-1)).toMatch(/^total\s+\d+\s+10 of 10 tools/)
+  })
+
+  it('npx hands serve answers initialize and tools/call over stdio, and exits when stdin closes', async () => {
+    const { client, stderr } = await serve()
+    expect(client.getServerVersion()).toMatchObject({ name: 'hands', version: versionOf('surface') })
+    const exists = await client.callTool({ name: 'file_exists', arguments: { paths: ['marker.txt'] } })
+    expect(exists.structuredContent).toEqual({ paths: [{ path: 'marker.txt', is_exists: true }] })
+    const ran = await client.callTool({ name: 'shell_run', arguments: { commands: ['echo hi'] } })
+    expect((ran.structuredContent as { commands: Array<{ stdout: string }> }).commands[0]?.stdout).toBe('hi\n')
+    await client.close()
+    expect(stderr()).toContain('stdin closed')
+    expect(stderr()).not.toContain('background shells are unavailable')
+    expect(await noneLeft(project)).toEqual([])
+  })
+
+  describe('with node-pty’s native binary removed', () => {
+    beforeAll(() => {
+      const pty = join(project, 'node_modules', 'node-pty')
+      for (const dir of ['build', 'prebuilds']) rmSync(join(pty, dir), { recursive: true, force: true })
+    })
+
+    it('still imports, shell_run and file_exists work, and shell_background returns pty_unavailable', async () => {
+      const r = await useSurface()
+      expect(firstStdout(r.run)).toBe('hi\n')
+      expect(r.exists.ok).toBe(true)
+      expect(r.background).toMatchObject({ ok: false, error: { tool: 'shell_background', code: 'pty_unavailable', is_preflight: true } })
+      expect(String(r.background.error?.['message'])).toContain('node-pty could not be loaded')
+      expect(String(r.background.error?.['hint'])).toContain('shell_run')
+    })
+
+    it('hands serve starts, says once on stderr why background shells are unavailable, and serves the rest', async () => {
+      const { client, stderr } = await serve()
+      const bg = await client.callTool({ name: 'shell_background', arguments: { commands: ['sleep 30'] } })
+      expect(bg.isError).toBe(true)
+      expect(meta(bg)).toMatchObject({ code: 'pty_unavailable' })
+      const ran = await client.callTool({ name: 'shell_run', arguments: { commands: ['echo hi'] } })
+      expect((ran.structuredContent as { commands: Array<{ stdout: string }> }).commands[0]?.stdout).toBe('hi\n')
+      await client.close()
+      expect(stderr().match(/background shells are unavailable/g)).toHaveLength(1)
+      expect(stderr()).toContain('npm rebuild node-pty')
+      expect(await noneLeft(project)).toEqual([])
+    })
+  })
+
+  // Last: the tsc started after the install has run alongside everything above.
+  it('type-checks a consumer under nodenext with skipLibCheck false', async () => {
+    const failed = await typeCheck
+    if (failed !== null) throw failed
+  })
+})

@@ -1,0 +1,86 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { publint } from 'publint'
+import { formatMessage } from 'publint/utils'
+import { afterAll, describe, expect, it } from 'vitest'
+import { PUBLISHED, REPO, packAll, tarballFiles, tarballManifest } from '../src/packages.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'hands-pack-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const tarballs = packAll(dir)
+const attw = join(import.meta.dirname, '..', 'node_modules', '.bin', 'attw')
+const relative = (path: string) => path.replace(/^\.\//, '')
+
+describe.each(PUBLISHED)('the packed @hands/%s', (name) => {
+  const tarball = tarballs[name]
+  const files = tarballFiles(tarball)
+  const manifest = tarballManifest(tarball)
+  const exports = manifest['exports'] as Record<string, string | Record<string, string>>
+
+  it('holds dist, src, README, LICENSE and the files its exports name, and no tests or configs', () => {
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'LICENSE',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/index.js.map',
+        'dist/index.d.ts.map',
+        'src/index.ts',
+      ]),
+    )
+    const exportedFiles = Object.values(exports)
+      .filter((e): e is string => typeof e === 'string')
+      .map(relative)
+    const stray = files.filter((f) => !/^(dist|src)\//.test(f) && !['package.json', 'README.md', 'LICENSE', ...exportedFiles].includes(f))
+    expect(stray).toEqual([])
+    expect(files.filter((f) => /(^|\/)test\/|\.test\.|tsconfig|vitest/.test(f))).toEqual([])
+  })
+
+  it('publishes every subpath the workspace exports (publishConfig.exports mirrors exports)', () => {
+    const workspace = JSON.parse(readFileSync(join(REPO, 'packages', name, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }
+    expect(Object.keys(exports)).toEqual(Object.keys(workspace.exports))
+  })
+
+  it('has a manifest with real versions, the dist exports only, and the metadata a registry shows', () => {
+    expect(JSON.stringify(manifest)).not.toMatch(/workspace:|catalog:|hands-source/)
+    expect(manifest).toMatchObject({ license: 'MIT', type: 'module', sideEffects: false, engines: { node: '>=20' } })
+    for (const entry of Object.values(exports)) {
+      if (typeof entry === 'string') {
+        expect(files).toContain(relative(entry))
+        continue
+      }
+      expect(Object.keys(entry)).toEqual(['types', 'default'])
+      expect(entry['default']).toMatch(/^\.\/dist\/.*\.js$/)
+      expect(files).toEqual(expect.arrayContaining([relative(entry['default'] as string), relative(entry['types'] as string)]))
+    }
+  })
+
+  it('passes publint with no message at all', async () => {
+    const data = readFileSync(tarball)
+    const pack = { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer }
+    const { messages, pkg } = await publint({ pack, level: 'suggestion', strict: true })
+    expect(messages.map((m) => formatMessage(m, pkg) ?? m.code)).toEqual([])
+  })
+
+  it('passes @arethetypeswrong/cli under the ESM-only profile', () => {
+    // attw exits non-zero (execFileSync throws, printing its table) on a problem in a resolution
+    // the profile checks; node10 and require() are outside the ESM-only profile.
+    const out = execFileSync(attw, [tarball, '--profile', 'esm-only', '--format', 'table-flipped', '--no-color'], { encoding: 'utf8' })
+    const rows = out.split('\n').filter((l) => l.includes('"@hands/'))
+    expect(rows).toHaveLength(Object.keys(exports).length)
+    for (const row of rows) expect(row).toMatch(/│ 🟢 \((ESM|JSON)\)\s+│ 🟢( \(JSON\))?\s+│/)
+  })
+})
+
+it('the hands bin is dist/cli/main.js, executable, with a node shebang', () => {
+  const manifest = tarballManifest(tarballs.surface)
+  expect(manifest['bin']).toEqual({ hands: './dist/cli/main.js' })
+  const listing = execFileSync('tar', ['-tvzf', tarballs.surface, 'package/dist/cli/main.js'], { encoding: 'utf8' })
+  expect(listing).toMatch(/^-rwx/)
+  const head = execFileSync('tar', ['-xzOf', tarballs.surface, 'package/dist/cli/main.js'], { encoding: 'utf8' }).split('\n')[0]
+  expect(head).toBe('#!/usr/bin/env node')
+})

@@ -1,0 +1,129 @@
+/**
+ * `pnpm bench terminal`: the background shells' screen model against baselines measured in the
+ * same run — a 256 MiB printer through shell_background against raw node-pty counting (and
+ * against node-pty with a headless xterm parsing every byte, which is why plain lines are held
+ * back), shell_logs over backspace-heavy lines against plain lines, RSS per shell with a full
+ * history. Rounds are interleaved so load from elsewhere falls on both sides; min–median–max.
+ */
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { createShellRuntime } from '@hands/shell-runtime'
+import { waitExited } from './wait-exited.ts'
+import { Screen } from '../../packages/shell-runtime/src/screen/screen.ts'
+
+const require = createRequire(import.meta.url)
+const pty = require('node-pty') as typeof import('node-pty')
+const MiB = 1024 * 1024
+const BYTES = 256 * MiB
+const PRINTER = `yes ${'x'.repeat(99)} | head -c ${BYTES}`
+const ROUNDS = Number(process.env['HANDS_BENCH_ROUNDS'] ?? 5)
+
+const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
+const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number
+const spread = (xs: number[], digits = 2, unit = '') =>
+  `${sorted(xs)
+    .map((x) => x.toFixed(digits))
+    .filter((_, i, a) => i === 0 || i === a.length - 1 || i === Math.floor(a.length / 2))
+    .join('–')}${unit}`
+function report(what: string, figure: string, verdict = '') {
+  console.log(`${what.padEnd(62)} ${figure.padEnd(30)} ${verdict}`)
+}
+
+function rawPty(script: string, screen?: Screen): Promise<number> {
+  return new Promise((resolve) => {
+    let bytes = 0
+    const t = performance.now()
+    const p = pty.spawn('bash', ['-c', script], { name: 'xterm-256color', cols: 200, rows: 50, encoding: null })
+    p.onData((d) => {
+      bytes += d.length
+      screen?.push(d as unknown as Buffer)
+    })
+    p.onExit(() => resolve(bytes / MiB / ((performance.now() - t) / 1000)))
+  })
+}
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-terminal-')))
+const rt = createShellRuntime({ roots: [root] })
+try {
+  await rt.shell_run({ commands: ['true'] })
+  // 1. Throughput: raw node-pty, node-pty + xterm parsing every byte, shell_background to the end.
+  const raw: number[] = []
+  const eager: number[] = []
+  const bg: number[] = []
+  for (let r = 0; r < ROUNDS; r++) {
+    raw.push(await rawPty(PRINTER))
+    const screen = new Screen({ cols: 200, rows: 50, scrollback: 10_000, isHoldingBack: false })
+    eager.push(await rawPty(PRINTER, screen))
+    screen.dispose()
+    const t = performance.now()
+    await rt.shell_background({ commands: [PRINTER], id: 'printer' })
+    await waitExited(rt, 'printer')
+    const last = (await rt.shell_logs({ id: 'printer', n: 1 })).lines.at(-1) ?? ''
+    bg.push(BYTES / MiB / ((performance.now() - t) / 1000))
+    if (!last.startsWith('x')) throw new Error(`the printer's last line reads ${JSON.stringify(last)}`)
+    await rt.shell_stop({ id: 'printer' })
+  }
+  const ratio = (xs: number[]) => xs.map((x, i) => x / (raw[i] as number))
+  report('raw node-pty onData counting, 256 MiB (MiB/s)', spread(raw, 0))
+  report('node-pty + headless xterm parsing every byte (MiB/s)', spread(eager, 0))
+  report('  ratio to raw, per round', spread(ratio(eager)))
+  report('shell_background read to the end, held-back screen (MiB/s)', spread(bg, 0))
+  report('  ratio to raw, per round', spread(ratio(bg)), `${median(ratio(bg)) >= 0.9 ? 'ok' : 'MISSED'} (target ≥ 0.9x, median)`)
+
+  // 2. shell_logs(n=2000) over 2,000 backspace-heavy lines against 2,000 plain lines of the same
+  // length in bytes (4,094) and of the same width on screen (2,047).
+  const wide = createShellRuntime({ roots: [root], ringLines: 50_000 })
+  try {
+    const script = (line: string) => `python3 -c "import sys; sys.stdout.write(${line} * 2000)"`
+    await wide.shell_background({ commands: [script(`('a' * 2047 + '\\\\b' * 2047 + '\\\\n')`)], id: 'bs' })
+    await wide.shell_background({ commands: [script(`('a' * 4094 + '\\\\n')`)], id: 'bytes' })
+    await wide.shell_background({ commands: [script(`('a' * 2047 + '\\\\n')`)], id: 'width' })
+    for (const id of ['bs', 'bytes', 'width']) await waitExited(wide, id)
+    const times: Record<string, number[]> = { bs: [], bytes: [], width: [] }
+    for (let r = 0; r < 15; r++) {
+      for (const id of Object.keys(times)) {
+        const t = performance.now()
+        const got = await wide.shell_logs({ id, n: 2000 })
+        times[id]?.push(performance.now() - t)
+        if (got.lines.length !== 2000) throw new Error(`${id} returned ${got.lines.length} lines`)
+      }
+    }
+    const [bs, bytes, width] = [times['bs'], times['bytes'], times['width']] as number[][]
+    report('shell_logs(n=2000), 2,000 lines of a*2047 + BS*2047 (ms)', spread(bs as number[], 1))
+    report('shell_logs(n=2000), 2,000 plain lines of 4,094 bytes (ms)', spread(bytes as number[], 1))
+    report('shell_logs(n=2000), 2,000 plain lines of 2,047 chars (ms)', spread(width as number[], 1))
+    const r1 = median(bs as number[]) / median(bytes as number[])
+    const r2 = median(bs as number[]) / median(width as number[])
+    report(
+      '  ratio backspace-heavy / plain (same bytes; same width)',
+      `${r1.toFixed(2)}; ${r2.toFixed(2)}`,
+      `${Math.max(r1, r2) <= 3 ? 'ok' : 'MISSED'} (target ≤ 3x)`,
+    )
+  } finally {
+    await wide.close()
+  }
+
+  // 3. RSS per shell with a full history: screens holding 10,000 rows of history plus the
+  // 200x50 screen, every row parsed (the emulator alone, then whole shells).
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  gc()
+  const before = process.memoryUsage().rss
+  const screens: Screen[] = []
+  const lines = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `${String(i).padStart(6, '0')} ${'x'.repeat(93)}\r\n`).join(''))
+  for (let i = 0; i < 10; i++) {
+    const s = new Screen({ cols: 200, rows: 50, scrollback: 10_000, isHoldingBack: false })
+    s.push(lines)
+    screens.push(s)
+  }
+  gc()
+  report('RSS per screen, full history (10,000 rows + 200x50), of 10', `${((process.memoryUsage().rss - before) / 10 / MiB).toFixed(1)} MiB`)
+  for (const s of screens) s.dispose()
+} finally {
+  await rt.close()
+  rmSync(root, { recursive: true, force: true })
+}
