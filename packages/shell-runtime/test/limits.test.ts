@@ -148,6 +148,13 @@ describe('shell_run spool files share one session budget (spoolBytes)', () => {
     expect(r5.commands[0]?.note).toMatch(/first 1 MiB/)
     expect(r5.commands[0]?.stdout.endsWith('e'.repeat(100))).toBe(true)
     expect(spoolBytes(rt.spoolDir)).toBeLessThanOrEqual(MiB)
+
+    // A short stream cleaned for reading keeps its raw bytes in a file too; once pushed out, its note says so.
+    const r6 = valid(shellRun, await rt.shell_run({ commands: ["printf '\\033[31mred\\033[0m\\n'", flood(2_000_000, 'f')] }))
+    expect(r6.commands[0]?.stdout).toBe('red\n')
+    expect(r6.commands[0]?.note).toMatch(/cleaned for reading/)
+    expect(r6.commands[0]?.note).toMatch(/removed since/)
+    expect(r6.commands[0]?.note).not.toMatch(/raw bytes are in/)
   }, 120_000)
 
   it('tells a background shell that reads a removed spool file that it is gone', async () => {
