@@ -149,7 +149,9 @@ describe('a project outside the workspace that installed @hands/surface from a r
 
   it('npx hands tools lists the ten tools', async () => {
     const { stdout } = await run('npx', ['--no', 'hands', 'tools'], { cwd: project })
-    const lines = stdout.trim().split('\n')
+    // The table ends at its total line; how commands are confined follows it.
+    const all = stdout.trim().split('\n')
+    const lines = all.slice(0, all.findIndex((l) => l.startsWith('total ')) + 1)
     expect(lines.slice(0, -1).map((l) => l.split(/\s+/)[0])).toEqual([
       'shell_run',
       'shell_background',
@@ -163,6 +165,8 @@ describe('a project outside the workspace that installed @hands/surface from a r
       'file_exists',
     ])
     expect(lines.at(-1)).toMatch(/^total\s+\d+\s+10 of 10 tools/)
+    // The helper shipped prebuilt in @hands/shell-runtime confines commands with no compiler at install.
+    expect(all.slice(lines.length).join('\n')).toMatch(/landlock/i)
   })
 
   it('npx hands serve answers initialize and tools/call over stdio, and exits when stdin closes', async () => {

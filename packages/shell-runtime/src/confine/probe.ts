@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process'
-import { accessSync, constants } from 'node:fs'
+import { accessSync, chmodSync, constants, copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -29,6 +30,38 @@ export function packageDir(): string {
 /** Where the package keeps the helper built for this platform. */
 function packagedHelper(): string {
   return fileURLToPath(new URL(`../../native/bin/${process.platform}-${process.arch}/hands-confine`, import.meta.url))
+}
+
+/** The private copy of a helper this process could not make executable in place. */
+let privateCopy: string | undefined
+
+/**
+ * The helper as a file this process can execute, or null when it is not there. A package
+ * installed from a tarball may hold it without its execute bit (pnpm packs files 0644): then
+ * the bit is set again, or, where the package directory is not ours to change, the helper is
+ * copied once per process into a private directory (0700, removed at exit) and run from there.
+ */
+function runnableHelper(helper: string): string | null {
+  if (executable(helper)) return helper
+  if (privateCopy !== undefined && executable(privateCopy)) return privateCopy
+  if (!statSync(helper, { throwIfNoEntry: false })?.isFile()) return null
+  try {
+    chmodSync(helper, 0o755)
+    if (executable(helper)) return helper
+  } catch {
+    // not ours to change: copy it below
+  }
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'hands-confine-'))
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+    const copy = join(dir, 'hands-confine')
+    copyFileSync(helper, copy)
+    chmodSync(copy, 0o500)
+    privateCopy = copy
+    return executable(copy) ? copy : null
+  } catch {
+    return null
+  }
 }
 
 /** The command that builds the helper from source (a C compiler is all it needs). */
@@ -102,8 +135,11 @@ export function probe(input: { env: Record<string, string | undefined>; bash: st
   const helper = packagedHelper()
   if (off.has('helper')) out.helperError = `the helper is marked unavailable (${UNAVAILABLE_VAR})`
   else if (process.platform !== 'linux') out.helperError = `no confinement mechanism is implemented for ${process.platform} yet`
-  else if (!executable(helper)) out.helperError = `the helper ${helper} is not built (build it with \`${buildCommand()}\`; it needs a C compiler)`
-  else out.helper = helper
+  else {
+    const runnable = runnableHelper(helper)
+    if (runnable === null) out.helperError = `the helper ${helper} is not built (build it with \`${buildCommand()}\`; it needs a C compiler)`
+    else out.helper = runnable
+  }
 
   if (out.helper === null) out.landlockError = out.helperError
   else if (off.has('landlock')) out.landlockError = `Landlock is marked unavailable (${UNAVAILABLE_VAR})`

@@ -169,9 +169,19 @@ export class Session {
     })
   }
 
+  /**
+   * Remove the spool and the session's TMPDIR. Helpers that exit as the session closes (the
+   * reaper, the ruleset keeper) may still be touching the spool, so a removal that races one
+   * is retried; what still cannot go is left to the reaper, and close() never fails for it.
+   */
   #removeFiles(): void {
-    rmSync(this.spoolDir, { recursive: true, force: true })
-    rmSync(this.tmpDir, { recursive: true, force: true, maxRetries: 2 })
+    for (const dir of [this.spoolDir, this.tmpDir]) {
+      try {
+        rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 })
+      } catch {
+        // the reaper removes the spool once the host lets go of it
+      }
+    }
   }
 
   /**
