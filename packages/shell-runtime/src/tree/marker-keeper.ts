@@ -16,6 +16,42 @@ export function lastPid(): number {
   }
 }
 
+function holdsMarker(env: Buffer, needle: Buffer, isPrefix: boolean): boolean {
+  let at = env.indexOf(needle)
+  while (at >= 0) {
+    const startOk = at === 0 || env[at - 1] === 0
+    const end = at + needle.length
+    if (startOk && (isPrefix || end === env.length || env[end] === 0)) return true
+    at = env.indexOf(needle, at + 1)
+  }
+  return false
+}
+
+/** Kernel threads carry this flag in /proc/<pid>/stat. */
+const PF_KTHREAD = 0x00200000
+
+/**
+ * True when `pid`'s environment read as empty but may not be: the process is inside execve (its
+ * new memory has no environment area yet: env_start = env_end = 0 in /proc/<pid>/stat), or it has
+ * just exec'd and reads empty for a moment although stat gives it an area (seen on Linux 6.18 right
+ * after `setsid cmd &`). A program started with a cleared environment has an empty area at a
+ * non-zero address; zombies and kernel threads are never retried.
+ */
+function isUnreadable(pid: number): boolean {
+  const stat = readProcFile(`/proc/${pid}/stat`)?.toString('latin1')
+  if (stat === undefined) return false
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // Index 0 here is field 3 (state); 6 is field 9 (flags); 47 and 48 are fields 50 and 51 (env_start, env_end).
+  if (fields[0] === 'Z' || (Number(fields[6]) & PF_KTHREAD) !== 0) return false
+  const envStart = Number(fields[47])
+  const envEnd = Number(fields[48])
+  return envEnd > envStart || envEnd === 0
+}
+
+/** How many 1 ms pauses a scan waits, at most, for environments that read empty for a moment. */
+const EXEC_ROUNDS = 200
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
 /**
  * Pids whose environment holds an entry starting with `needle` (the entry `HANDS_JOB=<value>`
  * with a NUL or the value's end after it), plus every descendant of such a process, so a child
@@ -26,23 +62,29 @@ export function scanMarked(needle: Buffer, isPrefix: boolean, after = 0): number
   const marked = new Set<number>()
   const from = after > 0 && lastPid() >= after ? after : 0
   const seen: number[] = []
+  let unsure: number[] = []
   for (const pid of allPids()) {
     if (pid === self || pid <= from) continue
     seen.push(pid)
-    // A zombie's environment reads as empty, so it is never marked.
     const env = readProcFile(`/proc/${pid}/environ`)
     if (env === null) continue
-    let at = env.indexOf(needle)
-    while (at >= 0) {
-      const startOk = at === 0 || env[at - 1] === 0
-      const end = at + needle.length
-      const endOk = isPrefix || end === env.length || env[end] === 0
-      if (startOk && endOk) {
-        marked.add(pid)
-        break
-      }
-      at = env.indexOf(needle, at + 1)
+    if (env.length === 0) {
+      if (isUnreadable(pid)) unsure.push(pid)
+      continue
     }
+    if (holdsMarker(env, needle, isPrefix)) marked.add(pid)
+  }
+  // A process that has just exec'd can read with an empty environment for a moment; read it
+  // again, so a `setsid cmd &` left behind is not missed.
+  for (let round = 0; unsure.length > 0 && round < EXEC_ROUNDS; round++) {
+    Atomics.wait(pause, 0, 0, 1)
+    unsure = unsure.filter((pid) => {
+      const env = readProcFile(`/proc/${pid}/environ`)
+      if (env === null) return false
+      if (env.length === 0) return isUnreadable(pid)
+      if (holdsMarker(env, needle, isPrefix)) marked.add(pid)
+      return false
+    })
   }
   if (marked.size === 0) return []
   // Follow children of marked processes (a process started with a cleared environment).
