@@ -76,6 +76,11 @@ export const ERROR_CODES = {
     is_retryable: false,
     is_always_preflight: true,
   },
+  limit_reached: {
+    summary: 'A host limit is reached (background shells in this session, input a shell has not read yet); the hint says what frees room.',
+    is_retryable: true,
+    is_always_preflight: true,
+  },
   spawn_failed: {
     summary: 'The operating system could not start the process; a retry may succeed once resources free up.',
     is_retryable: true,

@@ -23,7 +23,7 @@ export const ShellTypeResult = Exact({
 })
 export type ShellTypeResult = Static<typeof ShellTypeResult>
 
-// errors: invalid_input, unknown_id, not_running
+// errors: invalid_input, unknown_id, not_running, limit_reached
 
 // descriptor
 export const shellType = defineTool({

@@ -322,7 +322,7 @@ describe('resources', () => {
   })
 
   it('runs 50 background shells at once and stops them all', async () => {
-    const { rt } = makeRuntime()
+    const { rt } = makeRuntime({ maxShells: 50 })
     const shells = await Promise.all(Array.from({ length: 50 }, (_, i) => rt.shell_background({ commands: [`echo "shell ${i}"; sleep 1000`], id: `s${i}` })))
     expect(new Set(shells.map((s) => s.pid)).size).toBe(50)
     for (const [i, s] of shells.entries()) await logsUntil(rt, s.id, (l) => l.includes(`shell ${i}`))

@@ -140,7 +140,8 @@ describe.each(mechanisms)('confinement by %s', (confine) => {
   it('refuses every write outside the root through shell_background, after the call returned too', async () => {
     const l = layout()
     const before = l.hash()
-    const { rt } = makeRuntime({ ...opts(), roots: [l.root] })
+    // Every case at once, each its own background shell.
+    const { rt } = makeRuntime({ ...opts({ maxShells: OUTSIDE.length }), roots: [l.root] })
     const logs = await backgroundAll(
       rt,
       OUTSIDE.map(([, s]) => fill(s, l)),
@@ -154,7 +155,7 @@ describe.each(mechanisms)('confinement by %s', (confine) => {
     for (const tool of ['shell_run', 'shell_background'] as const) {
       const l = layout()
       const before = l.hash()
-      const { rt } = makeRuntime({ ...opts(), roots: [l.root] })
+      const { rt } = makeRuntime({ ...opts({ maxShells: INSIDE.length }), roots: [l.root] })
       const scripts = INSIDE.map(([, s]) => fill(s, l))
       if (tool === 'shell_run') {
         const r = await rt.shell_run({ commands: scripts })

@@ -19,11 +19,13 @@ import {
   captureLoginEnvironment,
   createShellRuntime,
   describeConfinement,
+  pickLimits,
   type Confinement,
   type ConfineMode,
   type LoginEnvironment,
   type ScreenView,
   type ShellAttachment,
+  type ShellLimits,
   type ShellResource,
   type ShellRuntime,
   type ShellRuntimeOptions,
@@ -32,8 +34,8 @@ import {
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
 import { failure, type CallOutcome } from './outcome.ts'
 
-/** Host settings for one session. None of them is ever a tool parameter. */
-export interface SurfaceOptions {
+/** Host settings for one session, the shell runtime's disk and memory limits among them. None of them is ever a tool parameter. */
+export interface SurfaceOptions extends ShellLimits {
   /** Allowed roots; the first is the workspace root. Default: the current directory. */
   roots?: string[]
   /** Host toggles. `shell: false` removes all five shell tools (default on). */
@@ -139,6 +141,7 @@ function shellOptions(options: SurfaceOptions): ShellRuntimeOptions {
     ...(options.ringLines !== undefined ? { ringLines: options.ringLines } : {}),
     ...(options.stopGraceMs !== undefined ? { stopGraceMs: options.stopGraceMs } : {}),
     ...(options.loginEnv ? { loginEnv: options.loginEnv } : {}),
+    ...pickLimits(options),
     ...shellConfinement(options),
   }
 }

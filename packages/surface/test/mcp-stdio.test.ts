@@ -195,6 +195,8 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     // Every ancestor of the command up to pid 1: the server, pnpm, the shells that started them.
     const readAncestors = 'p=$PPID; while [ "$p" -gt 1 ]; do tr "\\0" "\\n" < /proc/$p/environ 2>/dev/null; p=$(cut -d" " -f4 /proc/$p/stat); done; true'
     const c = await open([], { MY_API_KEY: 'sk-server-sekrit' })
+    // The server says it once initialize is answered, so the line may come just after connect.
+    await eventually(() => /hands: commands are confined by/.test(c.stderr()))
     expect(c.stderr()).toMatch(/hands: commands are confined by (Landlock|bubblewrap)/)
     const r = structured<{ commands: Array<{ stdout: string; note: string | null }> }>(
       await c.client.callTool({ name: 'shell_run', arguments: { commands: [readAncestors, 'tr "\\0" "\\n" < /proc/$PPID/environ'] } }),
@@ -203,6 +205,7 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     expect(r.commands[1]?.stdout).toBe('')
     await closeAndProveGone(c)
     const off = await open(['--confine', 'off'], { MY_API_KEY: 'sk-server-sekrit' })
+    await eventually(() => off.stderr().includes('hands: commands run'))
     expect(off.stderr()).toContain('hands: commands run UNCONFINED: the host switched confinement off')
     const o = structured<{ commands: Array<{ stdout: string; note: string | null }> }>(
       await off.client.callTool({ name: 'shell_run', arguments: { commands: [readAncestors] } }),

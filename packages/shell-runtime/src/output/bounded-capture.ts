@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { cleanText } from '../screen/clean-text.ts'
 import { revealInvisible } from './reveal.ts'
 import { Spool } from './spool.ts'
+import type { SpoolAccount, SpoolBudget } from './spool-budget.ts'
 import { decodeUtf8, looksBinary, safeEnd, safeStart } from './utf8.ts'
 
 /** What a bounded capture kept of one stream. */
@@ -20,6 +21,8 @@ export interface CapturedStream {
   spoolError: string | null
   /** True when the text was cleaned for reading (escape sequences, redraws); the raw bytes are then in the spool file. */
   isCleaned: boolean
+  /** What the session's spool budget did with the file (capped, removed since, room made), or null without a budget or a file. */
+  spool: SpoolAccount | null
 }
 
 const NEWLINE = 10
@@ -45,13 +48,19 @@ export class BoundedCapture {
   #tailLen = 0
   #spool: Spool | null = null
   readonly #isCleaning: boolean
+  readonly #budget: SpoolBudget | null
+  #account: SpoolAccount | null = null
 
-  /** `isCleaning`: draw lines with escape sequences as a terminal shows them (default true); false keeps the decoded text as it is. */
-  constructor(headBytes: number, tailBytes: number, spoolPath: string, isCleaning = true) {
+  /**
+   * `isCleaning`: draw lines with escape sequences as a terminal shows them (default true); false
+   * keeps the decoded text as it is. Spool files are admitted by `budget` when one is given.
+   */
+  constructor(headBytes: number, tailBytes: number, spoolPath: string, isCleaning = true, budget: SpoolBudget | null = null) {
     this.#headBytes = headBytes
     this.#tailBytes = tailBytes
     this.#spoolPath = spoolPath
     this.#isCleaning = isCleaning
+    this.#budget = budget
   }
 
   #clean(text: string): { text: string; isCleaned: boolean } {
@@ -79,13 +88,21 @@ export class BoundedCapture {
       this.#tail = [all.subarray(this.#headBytes)]
       this.#tailLen = all.length - this.#headBytes
       this.#trimTail()
-      this.#spool = new Spool(this.#spoolPath)
-      return this.#spool.write(all)
+      this.#account = this.#budget?.open(this.#spoolPath) ?? null
+      return this.#toSpool(all)
     }
     this.#tail.push(chunk)
     this.#tailLen += chunk.length
     this.#trimTail()
-    return this.#spool === null ? true : this.#spool.write(chunk)
+    return this.#toSpool(chunk)
+  }
+
+  /** Spool what the budget admits of `chunk`; the file is created with its first admitted byte. */
+  #toSpool(chunk: Buffer): boolean {
+    const n = this.#account === null ? chunk.length : (this.#budget as SpoolBudget).take(this.#account, chunk.length)
+    if (n === 0) return true
+    this.#spool ??= new Spool(this.#spoolPath)
+    return this.#spool.write(n < chunk.length ? chunk.subarray(0, n) : chunk)
   }
 
   /** Resolve when the spool can take more. */
@@ -113,17 +130,23 @@ export class BoundedCapture {
       let spoolError: string | null = null
       if (isBinary || isCleaned) {
         // The text shown is not the bytes, so keep the exact bytes where the note can point.
+        this.#account = this.#budget?.open(this.#spoolPath) ?? null
+        const n = this.#account === null ? all.length : (this.#budget as SpoolBudget).take(this.#account, all.length)
         try {
-          writeFileSync(this.#spoolPath, all, { mode: 0o600 })
-          spoolPath = this.#spoolPath
+          if (n > 0) {
+            writeFileSync(this.#spoolPath, all.subarray(0, n), { mode: 0o600 })
+            spoolPath = this.#spoolPath
+          }
         } catch (err) {
           spoolError = (err as Error).message
         }
+        this.#closeAccount()
       }
-      return { text, totalBytes: this.#total, omittedBytes: 0, spoolPath, isBinary, spoolError, isCleaned }
+      return { text, totalBytes: this.#total, omittedBytes: 0, spoolPath, isBinary, spoolError, isCleaned, spool: this.#account }
     }
-    const spool = this.#spool as Spool
-    await spool.close()
+    const spool = this.#spool
+    await spool?.close()
+    this.#closeAccount()
     const tailAll = concat(this.#tail, this.#tailLen)
     // The tail window: the last tailBytes of the stream.
     let tailFrom = Math.max(0, tailAll.length - this.#tailBytes)
@@ -149,10 +172,15 @@ export class BoundedCapture {
       text,
       totalBytes: this.#total,
       omittedBytes: omitted,
-      spoolPath: spool.error === null ? spool.path : null,
+      spoolPath: spool !== null && spool.error === null ? spool.path : null,
       isBinary,
-      spoolError: spool.error === null ? null : spool.error.message,
+      spoolError: spool?.error ? spool.error.message : null,
       isCleaned: headClean.isCleaned || tailClean.isCleaned,
+      spool: this.#account,
     }
+  }
+
+  #closeAccount(): void {
+    if (this.#account !== null) (this.#budget as SpoolBudget).close(this.#account)
   }
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import type { Launch } from '../confine/confiner.ts'
 import { BoundedCapture, type CapturedStream } from '../output/bounded-capture.ts'
+import type { SpoolBudget } from '../output/spool-budget.ts'
 import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, waitEmpty, type StopReport } from '../tree/stop-tree.ts'
 import { endingOf, type Ending } from './signals.ts'
@@ -18,6 +19,8 @@ export interface PipedSpec {
   tailBytes: number
   /** Where the whole streams go once they outgrow head + tail: `<spoolBase>.stdout` / `.stderr`. */
   spoolBase: string
+  /** The session's budget the spool files are admitted by. */
+  budget: SpoolBudget
   /** `performance.now()` by which the command must have ended; its tree is stopped then. */
   deadline: number
   graceMs: number
@@ -99,8 +102,8 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   })
   const psChunks: Buffer[] = []
   const psDone = spec.isPipestatus ? collect(child.stdio[3] as Readable, psChunks) : Promise.resolve()
-  const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`, spec.isCleaning)
-  const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`, spec.isCleaning)
+  const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`, spec.isCleaning, spec.budget)
+  const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`, spec.isCleaning, spec.budget)
   const outDone = capture(child.stdout as Readable, out)
   const errDone = capture(child.stderr as Readable, err)
 

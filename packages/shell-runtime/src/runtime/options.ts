@@ -1,9 +1,10 @@
 import type { PathGate } from '@hands/fs-runtime'
+import { resolveLimits, type ShellLimits } from '../limits/limits.ts'
 import type { ConfineMode } from '../confine/confiner.ts'
 import type { LoginEnvironment } from './session.ts'
 
 /** Options of `createShellRuntime`. Every bound is a host setting, never a tool parameter. */
-export interface ShellRuntimeOptions {
+export interface ShellRuntimeOptions extends ShellLimits {
   /** Allowed roots; the first is the workspace root and the default `cwd`. */
   roots: string[]
   /** Host access gates consulted (with access `cwd`) for every `cwd`. */
@@ -53,7 +54,7 @@ export interface ShellRuntimeOptions {
 }
 
 /** Options with every default applied. */
-export interface ResolvedOptions {
+export interface ResolvedOptions extends Required<ShellLimits> {
   roots: string[]
   gates: PathGate[]
   envAllow: string[]
@@ -117,6 +118,7 @@ export function resolveOptions(options: ShellRuntimeOptions, tmp: string): Resol
     cols: positiveInt('terminal.cols', options.terminal?.cols, 200),
     rows: positiveInt('terminal.rows', options.terminal?.rows, 50),
     loginEnvBoundMs: positiveInt('loginEnvBoundMs', options.loginEnvBoundMs, 15_000),
+    ...resolveLimits(options),
     confine: confineMode(options.confine),
     allowWrite: paths('allowWrite', options.allowWrite),
     denyRead: paths('denyRead', options.denyRead),

@@ -11,6 +11,8 @@ import { pickAllowed } from '../env/allowlist.ts'
 import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-env.ts'
 import { PRELUDE } from '../process/prelude.ts'
 import { runPiped, type PipedRun } from '../process/run-piped.ts'
+import { GoneFiles } from '../output/gone-files.ts'
+import { SpoolBudget } from '../output/spool-budget.ts'
 import type { BackgroundShell } from '../shells/background-shell.ts'
 import { CGROUP_PROCS_VAR, CgroupKeeper } from '../tree/cgroup-keeper.ts'
 import { findWritableCgroup, type FoundCgroup } from '../tree/find-cgroup.ts'
@@ -36,8 +38,12 @@ export interface ShellResource {
   exit: number | null
   /** ISO 8601 start time. */
   started_at: string
-  /** The append-only file holding every byte the shell printed. */
+  /** The append-only file holding the newest bytes the shell printed (up to half of `logBytes`). */
   log_path: string
+  /** The bytes printed before those of `log_path` (`log_path` + `.1`, up to half of `logBytes`) once the log has rotated, else null. */
+  log_previous_path: string | null
+  /** Bytes printed before those two files, no longer on disk (0 until the log passed `logBytes`). */
+  log_dropped_bytes: number
 }
 
 /** Where the login environment came from, for hosts that want to show it. */
@@ -75,6 +81,10 @@ export class Session {
   readonly confiner: Confiner
   readonly bash: string
   readonly shells = new Map<string, BackgroundShell>()
+  /** Spool files hands removed, so a later command naming one is told. */
+  readonly gone: GoneFiles
+  /** The session's budget for shell_run spool files. */
+  readonly spoolBudget: SpoolBudget
   /** Foreground commands running now, each with the controller that stops it. */
   readonly #activeRuns = new Set<AbortController>()
   readonly #runsSettled = new Set<Promise<unknown>>()
@@ -95,6 +105,8 @@ export class Session {
     this.tmpDir = mkdtempSync(join(this.options.spoolParent, 'hands-tmp-'))
     try {
       this.preludePath = join(this.spoolDir, 'prelude.bash')
+      this.gone = new GoneFiles(this.spoolDir)
+      this.spoolBudget = new SpoolBudget(this.options.spoolBytes, this.gone)
       writeFileSync(this.preludePath, PRELUDE, { mode: 0o400 })
       const cgroup = this.options.tree === 'marker' ? null : findWritableCgroup()
       const homes = [homedir(), this.options.hostEnv['HOME'] ?? ''].filter((h) => h !== '')
@@ -247,6 +259,7 @@ export class Session {
             headBytes: 8 * 1024 * 1024,
             tailBytes: 1024 * 1024,
             spoolBase: join(this.spoolDir, 'login-env'),
+            budget: this.spoolBudget,
             deadline: performance.now() + this.options.loginEnvBoundMs,
             graceMs: this.options.stopGraceMs,
             settleMs: this.confiner.settleMs,
@@ -298,6 +311,8 @@ export class Session {
       exit: s.exit,
       started_at: s.startedAt.toISOString(),
       log_path: s.logPath,
+      log_previous_path: s.logPreviousPath,
+      log_dropped_bytes: s.logDroppedBytes,
     }))
   }
 

@@ -1,12 +1,14 @@
 import { readSync, rmSync } from 'node:fs'
 import type { IPty } from 'node-pty'
 import type { Launch } from '../confine/confiner.ts'
-import { Spool } from '../output/spool.ts'
+import { historyRows } from '../limits/limits.ts'
+import { RotatingLog } from '../output/rotating-log.ts'
 import { Screen, type ScreenRead, type ScreenView } from '../screen/screen.ts'
 import { endingOf } from '../process/signals.ts'
 import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, type StopReport } from '../tree/stop-tree.ts'
 import { loadPty } from './load-pty.ts'
+import { TerminalInput } from './terminal-input.ts'
 
 /** `running` until the script's shell ended and its terminal was read to the end; `stopped` after shell_stop. */
 export type ShellStatus = 'running' | 'exited' | 'stopped'
@@ -33,7 +35,13 @@ export interface BackgroundSpec {
   scriptFile: string | null
   tree: JobTree
   ringLines: number
+  /** Bytes of lines the ring keeps. */
+  ringBytes: number
   logPath: string
+  /** Bytes the log keeps on disk. */
+  logBytes: number
+  /** Bytes of typed input that may wait for the program to read it. */
+  typeQueueBytes: number
   cols: number
   rows: number
 }
@@ -69,7 +77,8 @@ export class BackgroundShell {
   readonly #pty: IPty
   readonly #screen: Screen
   readonly #watchers = new Set<ShellWatcher>()
-  readonly #log: Spool
+  readonly #log: RotatingLog
+  readonly #input: TerminalInput
   readonly #ended: Promise<void>
   #onEnd: Array<() => void> = []
   #stopping = false
@@ -84,13 +93,13 @@ export class BackgroundShell {
     this.#screen = new Screen({
       cols: spec.cols,
       rows: spec.rows,
-      scrollback: spec.ringLines,
+      scrollback: historyRows(spec.ringLines, spec.ringBytes, spec.cols),
       // A program's queries (cursor position, device attributes) get the answers a terminal gives.
       onReply: (data) => {
         if (this.#status === 'running') this.#write(data)
       },
     })
-    this.#log = new Spool(spec.logPath)
+    this.#log = new RotatingLog(spec.logPath, spec.logBytes)
     this.#scriptFile = spec.scriptFile
     this.#pty = loadPty().spawn(spec.launch.file, spec.launch.args, {
       name: 'xterm-256color',
@@ -103,6 +112,7 @@ export class BackgroundShell {
     this.pid = this.#pty.pid
     this.startedAt = new Date()
     const internals = this.#pty as unknown as UnixTerminalInternals
+    this.#input = new TerminalInput(internals._fd, spec.typeQueueBytes)
     this.#pty.onData((data) => this.#take(data as unknown as Buffer))
     // libuv may declare end-of-file (a partial read plus a hangup) while the kernel still holds
     // output: read the master directly until it is really empty.
@@ -112,10 +122,12 @@ export class BackgroundShell {
     const destroy = internals._socket.destroy.bind(internals._socket)
     internals._socket.destroy = (...args: unknown[]) => {
       this.#drain(internals._fd)
+      this.#input.close()
       return destroy(...args)
     }
     this.#ended = new Promise<void>((resolve) => {
       this.#pty.onExit(({ exitCode, signal }) => {
+        this.#input.close()
         this.#screen.flush()
         // The shell counts as ended once its log file holds every byte it printed, too.
         void this.#log.flushed().then(() => {
@@ -203,10 +215,10 @@ export class BackgroundShell {
   /**
    * Keystrokes as a model types them: the cursor keys `ESC [ A`…`ESC [ D`, `ESC [ H` and
    * `ESC [ F` are sent as `ESC O A`… while the program asked for application cursor keys, as a
-   * terminal sends them.
+   * terminal sends them. False, with nothing written, when they would pass the input queue's bound.
    */
-  type(text: string): void {
-    this.#write(this.#screen.modes.applicationCursorKeysMode ? text.replace(CURSOR_KEY, '\x1bO$1') : text)
+  type(text: string): boolean {
+    return this.#write(this.#screen.modes.applicationCursorKeysMode ? text.replace(CURSOR_KEY, '\x1bO$1') : text)
   }
 
   /** Bytes straight to the terminal, as a person's terminal sends them. */
@@ -214,12 +226,24 @@ export class BackgroundShell {
     if (this.#status === 'running') this.#write(data)
   }
 
-  #write(data: string | Buffer): void {
-    try {
-      this.#pty.write(data as string)
-    } catch {
-      // the terminal is closing
-    }
+  /** Bytes into the terminal's input queue; false, with nothing written, when they would pass its bound. */
+  #write(data: string | Buffer): boolean {
+    return this.#input.write(data)
+  }
+
+  /** Bytes typed that the program has not read yet. */
+  get pendingInputBytes(): number {
+    return this.#input.pendingBytes
+  }
+
+  /** `logPath` + `.1` once the log has rotated, else null. */
+  get logPreviousPath(): string | null {
+    return this.#log.previous
+  }
+
+  /** Bytes of output older than what the log files hold. */
+  get logDroppedBytes(): number {
+    return this.#log.droppedBytes
   }
 
   /** Escape sequences that redraw the screen, its cursor and its modes as they are now. */
@@ -252,6 +276,7 @@ export class BackgroundShell {
   async stop(graceMs: number): Promise<StopReport> {
     const wasRunning = this.#status === 'running'
     if (wasRunning) this.#stopping = true
+    this.#input.close()
     const report = await stopTree(this.tree, graceMs, { pid: this.pid, isExited: () => this.#status !== 'running' })
     if (wasRunning) {
       const ended = await Promise.race([this.#ended.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 5000))])
@@ -269,7 +294,7 @@ export class BackgroundShell {
     this.#watchers.clear()
     this.#screen.dispose()
     await this.#log.close()
-    rmSync(this.logPath, { force: true })
+    this.#log.remove()
     if (this.#scriptFile !== null) rmSync(this.#scriptFile, { force: true })
     return report
   }

@@ -3,6 +3,7 @@ import { assertInput, SHELL_STOP, shellBackground, type ShellBackgroundInput, ty
 import { childEnv, TERMINAL } from '../env/child-env.ts'
 import { withHeldCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { refuse } from '../errors.ts'
+import { tooManyShells } from '../limits/refusals.ts'
 import type { Session } from '../runtime/session.ts'
 import { BackgroundShell } from '../shells/background-shell.ts'
 import { freeId, programName } from '../shells/derive-id.ts'
@@ -57,6 +58,8 @@ async function start(session: Session, input: ShellBackgroundInput, held: HeldCw
     id = freeId(programName(commands[0] as string), (x) => shells.get(x)?.status === 'running')
   }
   const replaced = shells.get(id)
+  // Exited shells count too: each keeps its lines and log until it is stopped.
+  if (shells.size - (replaced === undefined ? 0 : 1) >= options.maxShells) throw tooManyShells(session)
   if (replaced !== undefined) shells.delete(id)
 
   const tree = session.keeper.create()
@@ -73,7 +76,10 @@ async function start(session: Session, input: ShellBackgroundInput, held: HeldCw
       env: childEnv(login.env, TERMINAL, {}),
       tree,
       ringLines: options.ringLines,
+      ringBytes: options.ringBytes,
       logPath: join(session.spoolDir, `shell-${seq}.log`),
+      logBytes: options.logBytes,
+      typeQueueBytes: options.typeQueueBytes,
       cols: options.cols,
       rows: options.rows,
     })
@@ -90,6 +96,9 @@ async function start(session: Session, input: ShellBackgroundInput, held: HeldCw
   shell.onEnd(() => session.changed())
   session.changed()
   // The exited shell this one replaces may still own processes it left behind.
-  if (replaced !== undefined) await replaced.stop(options.stopGraceMs).catch(() => undefined)
-  return describe(shell, session.confiner.unconfinedNote, false)
+  if (replaced !== undefined) {
+    await replaced.stop(options.stopGraceMs).catch(() => undefined)
+    session.gone.recordLog(replaced.logPath, replaced.id)
+  }
+  return describe(shell, joinNotes([session.gone.noteFor(commands.join('\n')), session.confiner.unconfinedNote]), false)
 }

@@ -5,6 +5,7 @@ import { childEnv, NON_INTERACTIVE } from '../env/child-env.ts'
 import { refusalNote } from '../confine/refusal-note.ts'
 import { withHeldCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { refuse } from '../errors.ts'
+import type { CapturedStream } from '../output/bounded-capture.ts'
 import { runPiped, SpawnError } from '../process/run-piped.ts'
 import { shellSignalHint } from '../process/signals.ts'
 import type { Session } from '../runtime/session.ts'
@@ -56,6 +57,8 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
   const started = performance.now()
   const deadline = started + options.runBoundMs
   const results: CommandResult[] = []
+  /** Each command's streams, whose notes are written once the call is over (a later command may have removed a file). */
+  const streams: Array<[CapturedStream, CapturedStream] | null> = []
   let stoppedBy: { index: number; command: string } | null = null
   let closedAt: number | null = null
 
@@ -70,6 +73,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
             ? `Not started: the host's ${seconds(options.runBoundMs)} bound stopped command ${stoppedBy.index + 1} (\`${snippet(stoppedBy.command)}\`) first. ${LONG_WORK}`
             : `Not started: the host's ${seconds(options.runBoundMs)} bound for this call had passed. ${LONG_WORK}`
       results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
+      streams.push(null)
       continue
     }
     const tree = session.keeper.create()
@@ -88,6 +92,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
           headBytes: options.headBytes,
           tailBytes: options.tailBytes,
           spoolBase: join(session.spoolDir, `run-${seq}`),
+          budget: session.spoolBudget,
           deadline,
           graceMs: options.stopGraceMs,
           settleMs: confiner.settleMs,
@@ -104,6 +109,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
       }
       const why = err instanceof SpawnError ? `Not started: bash could not be started (${err.message}).` : `Failed inside hands: ${(err as Error).message}.`
       results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
+      streams.push(null)
       continue
     }
     if (scriptFile !== null) rmSync(scriptFile, { force: true })
@@ -123,8 +129,8 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
     notes.push(refusalNote(confiner, run.stderr.text, cwd.real))
     if (run.leftovers !== null) notes.push(leftoverNote(run.leftovers))
     notes.push(survivorNote([...(run.leftovers?.survivors ?? []), ...(run.boundStop?.survivors ?? [])]))
-    notes.push(streamNote('stdout', run.stdout), streamNote('stderr', run.stderr))
-    notes.push(confiner.unconfinedNote)
+    notes.push(session.gone.noteFor(command))
+    streams.push([run.stdout, run.stderr])
     results.push({
       command,
       stdout: run.stdout.text,
@@ -136,6 +142,12 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
     })
   }
 
+  for (const [i, s] of streams.entries()) {
+    const r = results[i] as CommandResult
+    if (s !== null) {
+      r.note = joinNotes([r.note, streamNote('stdout', s[0], session.spoolBudget), streamNote('stderr', s[1], session.spoolBudget), confiner.unconfinedNote])
+    }
+  }
   const firstBad = results.find((r) => r.exit !== 0)
   return {
     cwd: cwd.real,

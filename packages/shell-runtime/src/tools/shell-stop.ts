@@ -15,6 +15,7 @@ export async function shellStopTool(session: Session, raw: ShellStopInput): Prom
   session.shells.delete(shell.id)
   const wasRunning = shell.status === 'running'
   const report = await shell.stop(session.options.stopGraceMs)
+  session.gone.recordLog(shell.logPath, shell.id)
   session.changed()
   let what: string | null
   if (report.foundCount === 0) what = wasRunning ? 'Stopped; its process tree was already empty.' : null

@@ -1,5 +1,6 @@
 import { assertInput, SHELL_LOGS, SHELL_BACKGROUND, shellType, type ShellTypeInput, type ShellTypeResult } from '@hands/contracts'
 import { refuse } from '../errors.ts'
+import { inputQueueFull } from '../limits/refusals.ts'
 import type { Session } from '../runtime/session.ts'
 import { lookupShell } from './lookup.ts'
 
@@ -16,6 +17,7 @@ export async function shellTypeTool(session: Session, raw: ShellTypeInput): Prom
     )
   }
   const isEnter = input.is_enter ?? true
-  shell.type(isEnter ? `${input.text}\r` : input.text)
+  const keys = isEnter ? `${input.text}\r` : input.text
+  if (!shell.type(keys)) throw inputQueueFull(shell, Buffer.byteLength(keys), session.options.typeQueueBytes)
   return { id: shell.id, text: input.text, is_enter: isEnter, status: shell.status }
 }

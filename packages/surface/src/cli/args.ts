@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import type { ConfineMode } from '@hands/shell-runtime'
+import { SHELL_LIMITS, type ConfineMode, type ShellLimits } from '@hands/shell-runtime'
 import type { SurfaceOptions } from '../session.ts'
 
 const CONFINE_MODES: readonly ConfineMode[] = ['auto', 'landlock', 'bwrap', 'off']
@@ -12,6 +12,11 @@ export const SESSION_FLAGS = {
   'ring-lines': { type: 'string' },
   'stop-grace-ms': { type: 'string' },
   'env-allow': { type: 'string', multiple: true },
+  'log-bytes': { type: 'string' },
+  'spool-bytes': { type: 'string' },
+  'max-shells': { type: 'string' },
+  'ring-bytes': { type: 'string' },
+  'type-queue-bytes': { type: 'string' },
   confine: { type: 'string' },
   'allow-write': { type: 'string', multiple: true },
   'deny-read': { type: 'string', multiple: true },
@@ -20,18 +25,43 @@ export const SESSION_FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const
 
+const UNITS: Record<string, number> = { '': 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 }
+
+/** A byte count as the help shows it and SIZE flags take it: `64MiB`. */
+function size(n: number): string {
+  for (const unit of ['GiB', 'MiB', 'KiB']) {
+    const u = UNITS[unit.toLowerCase()] as number
+    if (n % u === 0) return `${n / u}${unit}`
+  }
+  return String(n)
+}
+
 export const SESSION_HELP = `  --root DIR            allowed root (repeatable); the first is the workspace root (default: the directory you run from)
   --no-shell            switch off the five shell tools
   --run-bound-ms N      shell_run safety bound per call (default 120000)
   --ring-lines N        lines kept per background shell (default 10000)
   --stop-grace-ms N     SIGTERM-to-SIGKILL grace when stopping a tree (default 2000)
   --env-allow NAME      pass this host environment variable to commands (repeatable)
+  --log-bytes SIZE      disk per background shell log: the newest half in log_path, the half before in log_path.1 (default ${size(SHELL_LIMITS.logBytes.default)})
+  --spool-bytes SIZE    disk for one session's shell_run output files; the oldest are removed first (default ${size(SHELL_LIMITS.spoolBytes.default)})
+  --max-shells N        background shells a session holds, running or exited, until shell_stop (default ${SHELL_LIMITS.maxShells.default})
+  --ring-bytes SIZE     memory for each background shell's history; fewer rows than --ring-lines when they cost more (default ${size(SHELL_LIMITS.ringBytes.default)})
+  --type-queue-bytes SIZE  shell_type input a program has not read yet; more is refused (default ${size(SHELL_LIMITS.typeQueueBytes.default)})
   --confine MODE        how commands are confined to the roots: auto (default), landlock, bwrap, off
   --allow-write DIR     let commands write under DIR too, e.g. a package manager's cache (repeatable)
   --deny-read PATH      hide PATH from commands, beside the usual secret stores (repeatable)
   --no-network          refuse commands TCP bind and connect (Landlock), or give them no network (bwrap)
   --code-tool NAME      the harness's code tool named in descriptions (default python_execution)
   -h, --help            this help`
+
+/** The flag of each shell limit. */
+const LIMIT_FLAGS: Record<string, keyof ShellLimits> = {
+  'log-bytes': 'logBytes',
+  'spool-bytes': 'spoolBytes',
+  'max-shells': 'maxShells',
+  'ring-bytes': 'ringBytes',
+  'type-queue-bytes': 'typeQueueBytes',
+}
 
 /** A usage error: printed with the command's help, exit code 2. */
 export class UsageError extends Error {}
@@ -58,6 +88,17 @@ export function parse<T extends Flags>(argv: string[], extra: T): Parsed<T> {
   }
 }
 
+/** A SIZE flag's bytes (`1048576`, `512KiB`, `64M`, `1GiB`), or undefined when the flag is absent. */
+function byteSize(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const m = /^(\d+)([a-z]*)$/i.exec(value)
+  const unit = m === null ? undefined : UNITS[(m[2] as string).toLowerCase()]
+  const bytes = m === null || unit === undefined ? Number.NaN : Number(m[1]) * unit
+  if (!Number.isSafeInteger(bytes) || bytes < 1)
+    throw new UsageError(`--${flag} takes a positive size in bytes such as 1048576, 512KiB or 64MiB, got ${JSON.stringify(value)}`)
+  return bytes
+}
+
 /** Session options from parsed session flags. */
 export function sessionOptions(values: Record<string, unknown>): SurfaceOptions {
   const options: SurfaceOptions = {}
@@ -71,6 +112,12 @@ export function sessionOptions(values: Record<string, unknown>): SurfaceOptions 
   if (ringLines !== undefined) options.ringLines = ringLines
   const stopGraceMs = positiveInt('stop-grace-ms', values['stop-grace-ms'] as string | undefined)
   if (stopGraceMs !== undefined) options.stopGraceMs = stopGraceMs
+  for (const [flag, name] of Object.entries(LIMIT_FLAGS)) {
+    const value = name === 'maxShells' ? positiveInt(flag, values[flag] as string | undefined) : byteSize(flag, values[flag] as string | undefined)
+    if (value === undefined) continue
+    if (value < SHELL_LIMITS[name].min) throw new UsageError(`--${flag} takes at least ${SHELL_LIMITS[name].min}, got ${JSON.stringify(values[flag])}`)
+    options[name] = value
+  }
   const envAllow = values['env-allow'] as string[] | undefined
   if (envAllow?.length) options.envAllow = envAllow
   const confine = values['confine'] as string | undefined
