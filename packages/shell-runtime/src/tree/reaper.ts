@@ -114,8 +114,3 @@ export function registerWithReaper(bash: string, id: string, entry: ReaperEntry)
     },
   }
 }
-
-/** The reaper's pid now, or null when none runs (no session is registered). */
-export function reaperPid(): number | null {
-  return child?.pid ?? null
-}
