@@ -129,10 +129,8 @@ export class Session {
       this.#removeFiles()
       throw err
     }
-    this.#reaper = registerWithReaper(this.bash, this.name, { ...this.keeper.reaperTargets(), dirs: [this.spoolDir, this.tmpDir] })
     // The reaper forks the ruleset keeper; until it has stamped its ruleset, jobs build their own.
-    const rulesetKeeper = this.confiner.keeper
-    if (rulesetKeeper !== null) this.#reaper.keep(rulesetKeeper.file, rulesetKeeper.args)
+    this.#reaper = registerWithReaper(this.bash, this.name, { ...this.keeper.reaperTargets(), dirs: [this.spoolDir, this.tmpDir] }, this.confiner.keeper)
     this.#cancelExitHook = onHostExit(() => {
       this.keeper.killEverythingSync()
       this.#removeFiles()

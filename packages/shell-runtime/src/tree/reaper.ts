@@ -11,11 +11,15 @@ export interface ReaperEntry {
   dirs: string[]
 }
 
+/** A process the reaper runs for a session (Landlock's ruleset keeper), its stdin on a pipe the reaper holds until the session is released or the host is gone. */
+export interface KeptProcess {
+  file: string
+  args: string[]
+}
+
 /** A session's place in the host's reaper. */
 export interface ReaperRegistration {
-  /** Have the reaper run `file args` with its stdin on a pipe the reaper holds until `release()` or the host's end. */
-  keep(file: string, args: string[]): void
-  /** Forget the session (it removed what it made); ends the reaper when no session is left. Idempotent. */
+  /** Forget the session (it removed what it made) and end its kept process; ends the reaper when no session is left. Idempotent. */
   release(): void
 }
 
@@ -25,7 +29,7 @@ const QUICK_MAX = 5
 
 interface Registered {
   entry: ReaperEntry
-  keeper: { file: string; args: string[] } | null
+  keeper: KeptProcess | null
 }
 
 const registered = new Map<string, Registered>()
@@ -44,13 +48,8 @@ function addMessage(id: string, r: Registered): Buffer {
   return r.keeper === null ? add : Buffer.concat([add, keepMessage(id, r.keeper)])
 }
 
-function keepMessage(id: string, keeper: { file: string; args: string[] }): Buffer {
+function keepMessage(id: string, keeper: KeptProcess): Buffer {
   return message(['keep', id, String(keeper.args.length + 1), keeper.file, ...keeper.args])
-}
-
-function send(data: Buffer): void {
-  if (child === null) start()
-  child?.stdin?.write(data)
 }
 
 /**
@@ -90,22 +89,21 @@ function stop(): void {
  * Register a session with the host's one reaper: a bash process that waits for its stdin, a pipe
  * only the host holds, to end, then kills every job of every registered session and removes
  * their directories. The reaper starts with the first registration (`bash` runs it) and ends
- * with the last release; a command that kills it only makes the host start another.
+ * with the last release; a command that kills it only makes the host start another. `keeper`,
+ * when given, is forked by the reaper (not by the host, whose fork costs far more) and ends with
+ * the registration.
  */
-export function registerWithReaper(bash: string, id: string, entry: ReaperEntry): ReaperRegistration {
-  const r: Registered = { entry: { ...entry, dirs: [...entry.dirs] }, keeper: null }
+export function registerWithReaper(bash: string, id: string, entry: ReaperEntry, keeper: KeptProcess | null = null): ReaperRegistration {
+  const r: Registered = { entry: { ...entry, dirs: [...entry.dirs] }, keeper: keeper === null ? null : { file: keeper.file, args: [...keeper.args] } }
   registered.set(id, r)
   if (child === null) {
     bashUsed = bash
     quickDeaths = 0
+    start()
+  } else {
+    child.stdin?.write(addMessage(id, r))
   }
-  send(message(['add', id, entry.target, entry.marker, String(entry.dirs.length), ...entry.dirs]))
   return {
-    keep(file, args) {
-      if (registered.get(id) !== r) return
-      r.keeper = { file, args: [...args] }
-      send(keepMessage(id, r.keeper))
-    },
     release() {
       if (registered.get(id) !== r) return
       registered.delete(id)
