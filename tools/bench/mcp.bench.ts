@@ -4,7 +4,9 @@
  * server a process of its own), side by side with the same calls on the library session and a
  * raw `bash -c true` spawn, interleaved call by call so load from elsewhere falls on every
  * series alike. Then the first `shell_run` of a new HTTP session (which starts that session's
- * shell runtime: spool folder, cgroup, reaper) against a later one.
+ * shell runtime: spool folder, cgroup, its registration with the server's one reaper, which
+ * forks its ruleset keeper) against a later one, and the same after a first `file_exists`, which
+ * tells the shell runtime's start from what any first call of a new session costs.
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
@@ -21,7 +23,7 @@ const MAIN = join(here, '..', '..', 'packages', 'surface', 'src', 'cli', 'main.t
 const NODE_ARGS = ['--conditions=hands-source', '--import', 'tsx', MAIN, 'serve']
 const CALLS = 300
 const WARMUP = 30
-const NEW_SESSIONS = 20
+const NEW_SESSIONS = 30
 
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
 const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number
@@ -122,27 +124,37 @@ try {
   }
   report('library shell_run / raw spawn (medians)', `${(m('library shell_run(["true"])') / m('raw spawn bash -c true')).toFixed(2)}x`)
 
-  // The first shell_run of a new session (its shell runtime starts then) against a later one.
+  // The first shell_run of a new session (its shell runtime starts then) against a later one;
+  // sessions of the two kinds alternate, so load from elsewhere falls on both alike.
+  const timed = async (c: Client, tool: string, args: Record<string, unknown>) => {
+    const t = performance.now()
+    await run(c, tool, args)()
+    return performance.now() - t
+  }
   const first: number[] = []
   const later: number[] = []
+  const firstAfterFs: number[] = []
+  const firstFs: number[] = []
   for (let i = 0; i < NEW_SESSIONS; i++) {
     const c = await httpClient(server.url)
-    let t = performance.now()
-    await run(c.client, 'shell_run', { commands: ['true'] })()
-    first.push(performance.now() - t)
-    for (let k = 0; k < 5; k++) {
-      t = performance.now()
-      await run(c.client, 'shell_run', { commands: ['true'] })()
-      later.push(performance.now() - t)
-    }
+    first.push(await timed(c.client, 'shell_run', { commands: ['true'] }))
+    for (let k = 0; k < 5; k++) later.push(await timed(c.client, 'shell_run', { commands: ['true'] }))
     await c.transport.terminateSession()
     await c.client.close()
+    const d = await httpClient(server.url)
+    firstFs.push(await timed(d.client, 'file_exists', { paths: ['.'] }))
+    firstAfterFs.push(await timed(d.client, 'shell_run', { commands: ['true'] }))
+    await d.transport.terminateSession()
+    await d.client.close()
   }
   console.log('')
   report(`first shell_run of a new HTTP session (${NEW_SESSIONS})`, spread(first))
   report('a later shell_run of the same sessions', spread(later))
   const ratio = median(first) / median(later)
   report('  first / later (medians)', `${ratio.toFixed(2)}x`, check(ratio <= 1.5, '≤ 1.5x'))
+  report(`first call (file_exists) of other new sessions (${NEW_SESSIONS})`, spread(firstFs))
+  report('  then their first shell_run', spread(firstAfterFs))
+  report('  first shell_run after file_exists / later', `${(median(firstAfterFs) / median(later)).toFixed(2)}x`)
 
   await http.transport.terminateSession()
   await http.client.close()
