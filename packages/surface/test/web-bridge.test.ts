@@ -33,6 +33,20 @@ async function recorded() {
   return { running, client, transport, answers }
 }
 
+/** POST `message` on session `sessionId` with plain fetch; the response as it arrives. */
+function onSession(url: string, sessionId: string, message: unknown, version = '2025-06-18'): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': version,
+    },
+    body: JSON.stringify(message),
+  })
+}
+
 describe('hands serve --http: how answers travel', () => {
   it('answers a call whose result is all it sends as one application/json body with a Content-Length', async () => {
     const { client, answers } = await recorded()
@@ -47,16 +61,8 @@ describe('hands serve --http: how answers travel', () => {
   it('keeps an SSE stream for an answer of more than one message (a batch), every message on it', async () => {
     const { running, transport } = await recorded()
     const call = (id: number, path: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'file_exists', arguments: { paths: [path] } } })
-    const res = await fetch(running.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-session-id': transport.sessionId as string,
-        'mcp-protocol-version': '2025-03-26',
-      },
-      body: JSON.stringify([call(1, '.'), call(2, 'missing')]),
-    })
+    // Batches were dropped from the protocol in 2025-06-18; the SDK's transport still takes them under 2025-03-26.
+    const res = await onSession(running.url, transport.sessionId as string, [call(1, '.'), call(2, 'missing')], '2025-03-26')
     expect(res.headers.get('content-type')).toBe('text/event-stream')
     const events = (await res.text()).split('\n\n').filter((e) => e.includes('data: '))
     const messages = events.map((e) => jsonRpc(e) as { id: number; result: { structuredContent: unknown } })
@@ -70,15 +76,11 @@ describe('hands serve --http: how answers travel', () => {
     const { running, client, transport } = await recorded()
     await client.callTool({ name: 'shell_run', arguments: { commands: ['true'] } })
     const started = performance.now()
-    const res = await fetch(running.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-session-id': transport.sessionId as string,
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'shell_run', arguments: { commands: ['sleep 3; echo done'] } } }),
+    const res = await onSession(running.url, transport.sessionId as string, {
+      jsonrpc: '2.0',
+      id: 77,
+      method: 'tools/call',
+      params: { name: 'shell_run', arguments: { commands: ['sleep 3; echo done'] } },
     })
     const headersAt = performance.now() - started
     expect(res.headers.get('content-type')).toBe('text/event-stream')

@@ -45,7 +45,12 @@ function eventJson(chunk: Uint8Array): string | null {
  * second, and every GET stream, gets its SSE headers at once. When the client goes away, the
  * answer's stream is cancelled.
  */
-export async function bridgeRequest(transport: WebStandardStreamableHTTPServerTransport, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+export async function bridgeRequest(
+  transport: WebStandardStreamableHTTPServerTransport,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<void> {
   const headers = new Headers()
   const raw = req.rawHeaders
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string)
