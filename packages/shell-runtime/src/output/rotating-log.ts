@@ -63,6 +63,9 @@ export class RotatingLog {
     const old = this.#current
     let next: Spool
     try {
+      // Renaming over an existing file makes ext4 (auto_da_alloc) write the renamed file's data
+      // out before the call returns; with the old file removed first, the rename is only a rename.
+      rmSync(this.previousPath, { force: true })
       renameSync(this.path, this.previousPath)
       next = new Spool(this.path)
     } catch (err) {

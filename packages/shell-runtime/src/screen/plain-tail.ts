@@ -27,10 +27,22 @@ const CR = 0x0d
  * True when `bytes` hold no control but BEL, BS, TAB, LF and CR, no escape but complete SGR
  * sequences (`ESC [` digits `;` `:` `m`), and no C1 control (UTF-8 `C2 80`–`C2 9F`). A chunk
  * ending inside an escape sequence or after a C2 lead byte is not known to be plain.
+ *
+ * Every byte of a fast printer's output passes here, so aligned runs of printable ASCII are
+ * passed over four bytes at a time; only a word holding a byte below 0x20 or above 0x7E (line
+ * ends, escapes, UTF-8) is looked at byte by byte.
  */
-function isPlain(bytes: Buffer): boolean {
+export function isPlain(bytes: Buffer): boolean {
   const n = bytes.length
+  const lead = (4 - (bytes.byteOffset & 3)) & 3
+  const words = n - lead >= 4 ? new Uint32Array(bytes.buffer, bytes.byteOffset + lead, (n - lead) >>> 2) : NO_WORDS
   for (let i = 0; i < n; i++) {
+    if (i >= lead && ((i - lead) & 3) === 0) {
+      let w = (i - lead) >>> 2
+      while (w < words.length && !hasRareByte(words[w] as number)) w++
+      i = lead + 4 * w
+      if (i >= n) break
+    }
     const c = bytes[i] as number
     if (RARE[c] === 0) continue
     if (c === 0x1b) {
@@ -48,6 +60,12 @@ function isPlain(bytes: Buffer): boolean {
     } else return false
   }
   return true
+}
+const NO_WORDS = new Uint32Array(0)
+
+/** True when one of the four bytes of `x` is below 0x20 or above 0x7E (exact for the word as a whole; see "Bit Twiddling Hacks", hasless / hasmore). */
+function hasRareByte(x: number): boolean {
+  return ((((x - 0x20202020) & ~x) | x | (x + 0x01010101)) & 0x80808080) !== 0
 }
 
 /** What `take` hands back for the emulator, in this order. */
