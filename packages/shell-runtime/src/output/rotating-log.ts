@@ -47,6 +47,11 @@ export class RotatingLog {
   /** Queue `chunk`; false when the producer should wait for `drained()`. */
   write(chunk: Buffer): boolean {
     if (this.#isClosed) return true
+    if (this.#currentBytes + chunk.length <= this.#half) {
+      // The usual case: the chunk fits the current file whole (no views to cut).
+      this.#currentBytes += chunk.length
+      return this.#current.write(chunk) && this.#closing.size === 0
+    }
     let ok = true
     let rest = chunk
     while (rest.length > 0 && !this.#isClosed) {

@@ -27,15 +27,29 @@ const CR = 0x0d
  * True when `bytes` hold no control but BEL, BS, TAB, LF and CR, no escape but complete SGR
  * sequences (`ESC [` digits `;` `:` `m`), and no C1 control (UTF-8 `C2 80`–`C2 9F`). A chunk
  * ending inside an escape sequence or after a C2 lead byte is not known to be plain.
- *
- * Every byte of a fast printer's output passes here, so aligned runs of printable ASCII are
- * passed over four bytes at a time; only a word holding a byte below 0x20 or above 0x7E (line
- * ends, escapes, UTF-8) is looked at byte by byte.
  */
 export function isPlain(bytes: Buffer): boolean {
+  return scanPlain(bytes) >= 0
+}
+
+/** Where `scanPlain` leaves the offsets of the line feeds it found (grown as needed, reused). */
+let lineFeeds = new Int32Array(1024)
+/** Whether the last `scanPlain` saw a tab. */
+let sawTab = false
+
+/**
+ * `isPlain`, and on the way the line feeds: returns -1 when `bytes` are not plain, else how many
+ * line feeds they hold, their offsets in `lineFeeds[0..count)`. Every byte of a fast printer's
+ * output passes here, so aligned runs of printable ASCII are passed over four bytes at a time;
+ * only a word holding a byte below 0x20 or above 0x7E (line ends, escapes, UTF-8) is looked at
+ * byte by byte.
+ */
+function scanPlain(bytes: Buffer): number {
   const n = bytes.length
   const lead = (4 - (bytes.byteOffset & 3)) & 3
   const words = n - lead >= 4 ? new Uint32Array(bytes.buffer, bytes.byteOffset + lead, (n - lead) >>> 2) : NO_WORDS
+  let count = 0
+  sawTab = false
   for (let i = 0; i < n; i++) {
     if (i >= lead && ((i - lead) & 3) === 0) {
       let w = (i - lead) >>> 2
@@ -44,22 +58,32 @@ export function isPlain(bytes: Buffer): boolean {
       if (i >= n) break
     }
     const c = bytes[i] as number
-    if (RARE[c] === 0) continue
+    if (RARE[c] === 0) {
+      if (c === 0x0a) {
+        if (count === lineFeeds.length) {
+          const more = new Int32Array(2 * count)
+          more.set(lineFeeds)
+          lineFeeds = more
+        }
+        lineFeeds[count++] = i
+      } else if (c === 0x09) sawTab = true
+      continue
+    }
     if (c === 0x1b) {
-      if (bytes[i + 1] !== 0x5b) return false
+      if (bytes[i + 1] !== 0x5b) return -1
       let j = i + 2
       for (; j < n; j++) {
         const d = bytes[j] as number
         if (!((d >= 0x30 && d <= 0x3b) || d === 0x3a)) break
       }
-      if (bytes[j] !== 0x6d) return false
+      if (bytes[j] !== 0x6d) return -1
       i = j
     } else if (c === 0xc2) {
       const next = bytes[i + 1]
-      if (next === undefined || (next >= 0x80 && next <= 0x9f)) return false
-    } else return false
+      if (next === undefined || (next >= 0x80 && next <= 0x9f)) return -1
+    } else return -1
   }
-  return true
+  return count
 }
 const NO_WORDS = new Uint32Array(0)
 
@@ -122,10 +146,12 @@ export class PlainTail {
    * back within bounds (the owner must parse everything now). `not-plain`: nothing was held.
    */
   offer(chunk: Buffer, canSkip: () => boolean): Offer {
-    if (!isPlain(chunk)) return 'not-plain'
+    const feeds = scanPlain(chunk)
+    if (feeds < 0) return 'not-plain'
     let rest = 0
+    let first = 0
     if (!this.#headDone) {
-      const lf = chunk.indexOf(0x0a)
+      const lf = feeds > 0 ? (lineFeeds[0] as number) : -1
       const head = lf < 0 ? chunk : chunk.subarray(0, lf + 1)
       const before = lf > 0 ? chunk[lf - 1] : this.#lastHeadByte()
       this.#head.push(head)
@@ -134,9 +160,10 @@ export class PlainTail {
       this.#headDone = true
       this.#headEndsCrLf = before === CR
       rest = lf + 1
+      first = 1
       if (rest === chunk.length) return 'held'
     }
-    this.#addBody(rest === 0 ? chunk : chunk.subarray(rest))
+    this.#addBody(rest === 0 ? chunk : chunk.subarray(rest), rest, first, feeds)
     if (this.#rows > 2 * this.#keepRows || this.#bodyBytes > this.#maxBytes) {
       if (!this.#trim(canSkip)) return 'full'
     }
@@ -170,14 +197,15 @@ export class PlainTail {
     return last === undefined ? undefined : last[last.length - 1]
   }
 
-  #addBody(buf: Buffer): void {
+  /** Hold `buf`, the chunk from offset `shift` on, whose line feeds are `lineFeeds[first..feeds)` (chunk offsets). */
+  #addBody(buf: Buffer, shift: number, first: number, feeds: number): void {
     const base = this.#bodyOffset + this.#bodyBytes
     this.#body.push(buf)
     this.#bodyBytes += buf.length
-    const hasTab = buf.includes(0x09)
+    const hasTab = sawTab
     let pos = 0
-    for (;;) {
-      const lf = buf.indexOf(0x0a, pos)
+    for (let k = first; k <= feeds; k++) {
+      const lf = k < feeds ? (lineFeeds[k] as number) - shift : -1
       const end = lf < 0 ? buf.length : lf
       if (hasTab) for (let t = buf.indexOf(0x09, pos); t >= 0 && t < end; t = buf.indexOf(0x09, t + 1)) this.#lineTabs++
       if (lf < 0) break
