@@ -140,6 +140,25 @@ describe('screen', () => {
     expect(skippedSome).toBe(true)
   })
 
+  it('parses held lines once output pauses with nobody reading, and not while it keeps coming', async () => {
+    const s = screen({ quietMs: 100 })
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+    s.push(Buffer.from('first\r\n'))
+    // Chunks closer together than quietMs keep the lines held (each push moves the deadline).
+    const started = performance.now()
+    let pushes = 0
+    while (performance.now() - started < 300) {
+      await sleep(10)
+      s.push(Buffer.from(`line ${pushes++}\r\n`))
+    }
+    const { received, parsed } = s.stats
+    // The last chunk came just now: held, whatever a loaded machine did to the timers before.
+    expect(parsed).toBeLessThan(received)
+    for (let waited = 0; s.stats.parsed < received && waited < 5000; waited += 20) await sleep(20)
+    expect(s.stats.parsed).toBe(received)
+    expect(s.view().rows.slice(0, 2)).toEqual(['first', 'line 0'])
+  })
+
   it('answers a program asking where the cursor is', () => {
     const replies: string[] = []
     const s = screen({ onReply: (d) => replies.push(d) })

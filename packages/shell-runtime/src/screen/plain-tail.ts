@@ -47,26 +47,29 @@ let sawTab = false
 function scanPlain(bytes: Buffer): number {
   const n = bytes.length
   const lead = (4 - (bytes.byteOffset & 3)) & 3
-  const words = n - lead >= 4 ? new Uint32Array(bytes.buffer, bytes.byteOffset + lead, (n - lead) >>> 2) : NO_WORDS
+  const words = n - lead >= 4 ? new Int32Array(bytes.buffer, bytes.byteOffset + lead, (n - lead) >>> 2) : NO_WORDS
+  const last = words.length
+  let feeds = lineFeeds
   let count = 0
-  sawTab = false
+  let tab = false
   for (let i = 0; i < n; i++) {
     if (i >= lead && ((i - lead) & 3) === 0) {
       let w = (i - lead) >>> 2
-      while (w < words.length && !hasRareByte(words[w] as number)) w++
+      while (w < last && !hasRareByte(words[w] as number)) w++
       i = lead + 4 * w
       if (i >= n) break
     }
     const c = bytes[i] as number
     if (RARE[c] === 0) {
       if (c === 0x0a) {
-        if (count === lineFeeds.length) {
+        if (count === feeds.length) {
           const more = new Int32Array(2 * count)
-          more.set(lineFeeds)
+          more.set(feeds)
           lineFeeds = more
+          feeds = more
         }
-        lineFeeds[count++] = i
-      } else if (c === 0x09) sawTab = true
+        feeds[count++] = i
+      } else if (c === 0x09) tab = true
       continue
     }
     if (c === 0x1b) {
@@ -83,9 +86,10 @@ function scanPlain(bytes: Buffer): number {
       if (next === undefined || (next >= 0x80 && next <= 0x9f)) return -1
     } else return -1
   }
+  sawTab = tab
   return count
 }
-const NO_WORDS = new Uint32Array(0)
+const NO_WORDS = new Int32Array(0)
 
 /** True when one of the four bytes of `x` is below 0x20 or above 0x7E (exact for the word as a whole; see "Bit Twiddling Hacks", hasless / hasmore). */
 function hasRareByte(x: number): boolean {
@@ -203,9 +207,10 @@ export class PlainTail {
     this.#body.push(buf)
     this.#bodyBytes += buf.length
     const hasTab = sawTab
+    const at = lineFeeds
     let pos = 0
     for (let k = first; k <= feeds; k++) {
-      const lf = k < feeds ? (lineFeeds[k] as number) - shift : -1
+      const lf = k < feeds ? (at[k] as number) - shift : -1
       const end = lf < 0 ? buf.length : lf
       if (hasTab) for (let t = buf.indexOf(0x09, pos); t >= 0 && t < end; t = buf.indexOf(0x09, t + 1)) this.#lineTabs++
       if (lf < 0) break
