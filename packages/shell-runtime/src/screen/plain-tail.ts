@@ -22,6 +22,8 @@ const SGR_RESET = /^\x1b\[(?:0*(?:[;:]|m))/
 /** SGR sequences remembered across a skip (the pen they leave is re-applied). */
 const MAX_SGR = 64
 const CR = 0x0d
+/** Lines the per-line arrays start with room for. */
+const INITIAL_LINES = 1024
 
 /**
  * True when `bytes` hold no control but BEL, BS, TAB, LF and CR, no escape but complete SGR
@@ -124,9 +126,11 @@ export class PlainTail {
   /** Offset of #body[0][0] in the stream of bytes after the head. */
   #bodyOffset = 0
   /** Complete body lines not yet skipped: end offsets (after the LF) and rows (-1: cannot be skipped). */
-  #lineEnds: number[] = []
-  #lineRows: number[] = []
+  #lineEnds = new Float64Array(INITIAL_LINES)
+  #lineRows = new Int32Array(INITIAL_LINES)
+  /** Lines [#front, #back) of the two arrays are held; the arrays are reused, so a fast printer leaves no garbage per line. */
   #front = 0
+  #back = 0
   #rows = 0
   /** Offset where the unfinished body line starts, and tabs seen in it. */
   #lineStart = 0
@@ -184,9 +188,13 @@ export class PlainTail {
     this.#body = []
     this.#bodyBytes = 0
     this.#bodyOffset = 0
-    this.#lineEnds = []
-    this.#lineRows = []
     this.#front = 0
+    this.#back = 0
+    if (this.#lineEnds.length > INITIAL_LINES) {
+      // An idle screen keeps small arrays; a fast printer grows them again in a few doublings.
+      this.#lineEnds = new Float64Array(INITIAL_LINES)
+      this.#lineRows = new Int32Array(INITIAL_LINES)
+    }
     this.#rows = 0
     this.#lineStart = 0
     this.#lineTabs = 0
@@ -217,15 +225,35 @@ export class PlainTail {
       const before = lf > 0 ? buf[lf - 1] : this.#lastByte
       const start = this.#lineStart
       const stop = base + lf
-      this.#lineEnds.push(stop + 1)
       const rows = before === CR ? this.#rowsOf(start, stop - 1, this.#lineTabs) : -1
-      this.#lineRows.push(rows)
+      if (this.#back === this.#lineEnds.length) this.#makeRoom()
+      this.#lineEnds[this.#back] = stop + 1
+      this.#lineRows[this.#back] = rows
+      this.#back++
       this.#rows += rows < 0 ? 1 : rows
       this.#lineStart = stop + 1
       this.#lineTabs = 0
       pos = lf + 1
     }
     this.#lastByte = buf[buf.length - 1] as number
+  }
+
+  /** Room for one more line at #back: move the held lines to the front, or double the arrays when they are more than half full. */
+  #makeRoom(): void {
+    const held = this.#back - this.#front
+    if (held * 2 <= this.#lineEnds.length) {
+      this.#lineEnds.copyWithin(0, this.#front, this.#back)
+      this.#lineRows.copyWithin(0, this.#front, this.#back)
+    } else {
+      const ends = new Float64Array(2 * this.#lineEnds.length)
+      const rows = new Int32Array(2 * this.#lineRows.length)
+      ends.set(this.#lineEnds.subarray(this.#front, this.#back))
+      rows.set(this.#lineRows.subarray(this.#front, this.#back))
+      this.#lineEnds = ends
+      this.#lineRows = rows
+    }
+    this.#front = 0
+    this.#back = held
   }
 
   /** Rows a line of body bytes [from, to) (without its CR LF) takes from column 0, or -1 when that is not certain without parsing it. */
@@ -259,7 +287,7 @@ export class PlainTail {
   #trim(canSkip: () => boolean): boolean {
     if (!this.#headEndsCrLf || !canSkip()) return false
     let cut = -1
-    while (this.#front < this.#lineEnds.length) {
+    while (this.#front < this.#back) {
       const rows = this.#lineRows[this.#front] as number
       if (this.#rows - Math.max(rows, 1) < this.#keepRows) break
       if (rows < 0) break
@@ -269,11 +297,6 @@ export class PlainTail {
       this.#front++
     }
     if (cut >= 0) this.#dropBody(cut)
-    if (this.#front > 4096 && this.#front * 2 > this.#lineEnds.length) {
-      this.#lineEnds = this.#lineEnds.slice(this.#front)
-      this.#lineRows = this.#lineRows.slice(this.#front)
-      this.#front = 0
-    }
     return this.#rows <= 2 * this.#keepRows && this.#bodyBytes <= this.#maxBytes
   }
 
