@@ -2,8 +2,8 @@
  * `pnpm bench limits`: what the shell runtime's disk and memory limits cost and save, each against
  * the same work with the limit lifted, measured in the same run (rounds interleaved; min–median–max).
  *
- * 1. Memory: background shells that fill their rings with long lines, with `ringBytes` at its
- *    default against no byte bound (only `ringLines`, as before the limit).
+ * 1. Memory: background shells whose host keeps 100,000 rows of history, filled with long lines,
+ *    with `ringBytes` at its default against no byte bound (only `ringLines`, as before the limit).
  * 2. Disk and speed: a 256 MiB printer in a background shell, its log rotating within
  *    `logBytes` = 8 MiB against one unbounded log.
  * 3. Disk and speed: three 96 MiB shell_run floods under a 128 MiB `spoolBytes` budget against
@@ -49,12 +49,14 @@ function speedAndDisk(rounds: Array<{ mibPerS: number; diskMiB: number }>): stri
   return `${speed} MiB/s, disk ${disk} MiB`
 }
 
-async function settledRss(): Promise<number> {
+/** JS heap plus ArrayBuffers (where the terminal's rows live) after collection: unlike RSS it falls back when memory is freed, so rounds can alternate. */
+async function settledMemory(): Promise<number> {
   for (let i = 0; i < 3; i++) {
     gc()
     await sleep(50)
   }
-  return process.memoryUsage().rss
+  const m = process.memoryUsage()
+  return m.heapUsed + m.arrayBuffers
 }
 
 /** Bytes of every file in `dir`. */
@@ -74,15 +76,19 @@ async function withRuntime<T>(options: Partial<ShellRuntimeOptions>, fn: (rt: Sh
   }
 }
 
-// 1. Four shells, each printing 10,000 lines of 4,000 characters (~40 MB of text), then exiting.
+// 1. Four shells whose host keeps 100,000 rows of history, each printing 10,000 lines of 2,000
+// characters (100,000 rows of 200 columns), then exiting; a read makes each parse what its
+// history can show.
 const SHELLS = 4
-const LONG_LINES = `awk 'BEGIN { s = sprintf("%4000s", ""); gsub(/ /, "x", s); for (i = 1; i <= 10000; i++) print s }'`
+const RING_LINES = 100_000
+const LONG_LINES = `awk 'BEGIN { s = sprintf("%2000s", ""); gsub(/ /, "x", s); for (i = 1; i <= 10000; i++) print s }'`
 async function ringMemory(ringBytes: number): Promise<number> {
-  return withRuntime({ ringBytes }, async (rt) => {
-    const before = await settledRss()
+  return withRuntime({ ringBytes, ringLines: RING_LINES }, async (rt) => {
+    const before = await settledMemory()
     for (let i = 0; i < SHELLS; i++) await rt.shell_background({ commands: [LONG_LINES], id: `ring-${i}` })
     for (let i = 0; i < SHELLS; i++) await waitExited(rt, `ring-${i}`)
-    return ((await settledRss()) - before) / MiB
+    for (let i = 0; i < SHELLS; i++) await rt.shell_logs({ id: `ring-${i}`, n: 1 })
+    return ((await settledMemory()) - before) / MiB
   })
 }
 
@@ -123,7 +129,7 @@ try {
     spool.bounded.push(await floods(128 * MiB))
   }
   console.log(`${ROUNDS} interleaved rounds; figures are min – median – max\n`)
-  report(`${SHELLS} shells × 10,000 lines × 4,000 chars, RSS growth, no byte bound`, `${spread(ring.unbounded, 0)} MiB`)
+  report(`${SHELLS} shells × 100,000 rows of 200 columns kept (ringLines ${RING_LINES}), heap + buffers, no byte bound`, `${spread(ring.unbounded, 0)} MiB`)
   report(`  the same with ringBytes = ${SHELL_LIMITS.ringBytes.default / MiB} MiB (default)`, `${spread(ring.bounded, 0)} MiB`)
   report('  ratio bounded / unbounded, per round', spread(ring.bounded.map((b, i) => b / (ring.unbounded[i] as number))))
   report('background 256 MiB printer, one unbounded log', speedAndDisk(log.unbounded))

@@ -30,60 +30,71 @@ function holdsMarker(env: Buffer, needle: Buffer, isPrefix: boolean): boolean {
 /** Kernel threads carry this flag in /proc/<pid>/stat. */
 const PF_KTHREAD = 0x00200000
 
+/** Pauses of 1 ms a scan spends, at most, on a process inside execve, and on one merely running. */
+const IN_EXEC_ROUNDS = 200
+const RUNNING_ROUNDS = 3
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
 /**
- * True when `pid`'s environment read as empty but may not be: the process is inside execve (its
- * new memory has no environment area yet: env_start = env_end = 0 in /proc/<pid>/stat), or it has
- * just exec'd and reads empty for a moment although stat gives it an area (seen on Linux 6.18 right
- * after `setsid cmd &`). A program started with a cleared environment has an empty area at a
- * non-zero address; zombies and kernel threads are never retried.
+ * How many more times to read the environment of `pid`, which did not show the marker: a process
+ * inside or just out of execve reads wrong for a moment (seen on Linux 6.18 in about 1 of 100
+ * reads of a process that keeps exec-ing). Its new memory has no environment area yet
+ * (env_start = env_end = 0 in /proc/<pid>/stat), or the area reads empty although stat gives it
+ * one: read again until it shows. While the process runs, the area can also be half set up
+ * (empty, or without the marker): read it a few times more. Zombies, kernel threads and sleeping
+ * processes are read once; a program started with a cleared environment has an empty area at a
+ * non-zero address.
  */
-function isUnreadable(pid: number): boolean {
+function doubt(pid: number, isEmpty: boolean): number {
   const stat = readProcFile(`/proc/${pid}/stat`)?.toString('latin1')
-  if (stat === undefined) return false
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  if (stat === undefined) return 0
   // Index 0 here is field 3 (state); 6 is field 9 (flags); 47 and 48 are fields 50 and 51 (env_start, env_end).
-  if (fields[0] === 'Z' || (Number(fields[6]) & PF_KTHREAD) !== 0) return false
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  if (fields[0] === 'Z' || (Number(fields[6]) & PF_KTHREAD) !== 0) return 0
   const envStart = Number(fields[47])
   const envEnd = Number(fields[48])
-  return envEnd > envStart || envEnd === 0
+  if (isEmpty && (envEnd === 0 || envEnd > envStart)) return IN_EXEC_ROUNDS
+  return fields[0] === 'R' ? RUNNING_ROUNDS : 0
 }
-
-/** How many 1 ms pauses a scan waits, at most, for environments that read empty for a moment. */
-const EXEC_ROUNDS = 200
-const pause = new Int32Array(new SharedArrayBuffer(4))
 
 /**
  * Pids whose environment holds an entry starting with `needle` (the entry `HANDS_JOB=<value>`
  * with a NUL or the value's end after it), plus every descendant of such a process, so a child
  * that cleared its environment is still found while its parent lives. Only pids above `after`
- * are read (a job's processes are newer than the job), unless pids have wrapped around since.
+ * are read (a job's processes are newer than the job), unless pids have wrapped around since;
+ * with `after`, a running process among them that shows no marker is read a few times more.
  */
 export function scanMarked(needle: Buffer, isPrefix: boolean, after = 0): number[] {
   const marked = new Set<number>()
   const from = after > 0 && lastPid() >= after ? after : 0
   const seen: number[] = []
-  let unsure: number[] = []
+  let unsure: Array<{ pid: number; left: number }> = []
   for (const pid of allPids()) {
     if (pid === self || pid <= from) continue
     seen.push(pid)
     const env = readProcFile(`/proc/${pid}/environ`)
     if (env === null) continue
-    if (env.length === 0) {
-      if (isUnreadable(pid)) unsure.push(pid)
+    if (env.length > 0 && holdsMarker(env, needle, isPrefix)) {
+      marked.add(pid)
       continue
     }
-    if (holdsMarker(env, needle, isPrefix)) marked.add(pid)
+    if (env.length > 0 && from === 0) continue
+    const left = doubt(pid, env.length === 0)
+    if (left > 0) unsure.push({ pid, left })
   }
-  // A process that has just exec'd can read with an empty environment for a moment; read it
-  // again, so a `setsid cmd &` left behind is not missed.
-  for (let round = 0; unsure.length > 0 && round < EXEC_ROUNDS; round++) {
+  // Read the doubtful ones again, 1 ms apart, until each shows the marker or stops being in doubt.
+  while (unsure.length > 0) {
     Atomics.wait(pause, 0, 0, 1)
-    unsure = unsure.filter((pid) => {
-      const env = readProcFile(`/proc/${pid}/environ`)
+    unsure = unsure.filter((u) => {
+      const env = readProcFile(`/proc/${u.pid}/environ`)
       if (env === null) return false
-      if (env.length === 0) return isUnreadable(pid)
-      if (holdsMarker(env, needle, isPrefix)) marked.add(pid)
-      return false
+      if (env.length > 0 && holdsMarker(env, needle, isPrefix)) {
+        marked.add(u.pid)
+        return false
+      }
+      if (env.length > 0 && from === 0) return false
+      u.left = Math.min(u.left - 1, doubt(u.pid, env.length === 0))
+      return u.left > 0
     })
   }
   if (marked.size === 0) return []
@@ -112,6 +123,8 @@ class MarkerTree implements JobTree {
   readonly cgroupProcs = null
   readonly env: Readonly<Record<string, string>>
   readonly #needle: Buffer
+  /** The last pid handed out before the job began: every process of the job is newer. */
+  readonly #after = lastPid()
 
   constructor(marker: string) {
     this.env = { [MARKER_VAR]: marker }
@@ -119,7 +132,7 @@ class MarkerTree implements JobTree {
   }
 
   pids(): number[] {
-    return scanMarked(this.#needle, false)
+    return scanMarked(this.#needle, false, this.#after)
   }
 
   strays(): number[] {
