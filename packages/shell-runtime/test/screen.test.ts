@@ -176,7 +176,7 @@ describe('the plain-bytes check', () => {
       if (c === 0x1b) {
         let j = i + 1
         if (b[j] !== 0x5b) return false
-        for (j++; j < b.length && ((b[j] as number) >= 0x30 && (b[j] as number) <= 0x3b); j++);
+        for (j++; j < b.length && (b[j] as number) >= 0x30 && (b[j] as number) <= 0x3b; j++);
         if (b[j] !== 0x6d) return false
         i = j
       } else if (c === 0xc2) {
