@@ -76,7 +76,8 @@ try {
 
   // 2. shell_logs(n=2000) over 2,000 backspace-heavy lines against 2,000 plain lines of the same
   // length in bytes (4,094) and of the same width on screen (2,047).
-  const wide = createShellRuntime({ roots: [root], ringLines: 50_000 })
+  // ringBytes is raised so the history holds every wrapped row (2,000 lines of 11 rows each).
+  const wide = createShellRuntime({ roots: [root], ringLines: 50_000, ringBytes: 256 * MiB })
   try {
     const script = (line: string) => `python3 -c "import sys; sys.stdout.write(${line} * 2000)"`
     await wide.shell_background({ commands: [script(`('a' * 2047 + '\\\\b' * 2047 + '\\\\n')`)], id: 'bs' })

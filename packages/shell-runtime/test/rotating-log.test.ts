@@ -30,4 +30,27 @@ describe('the rotating log', () => {
       { numRuns: 200 },
     )
   })
+
+  it('keeps taking output while a rotated file finishes writing; waits when two are still open', async () => {
+    const dir = tempDir('rotating')
+    const log = new RotatingLog(join(dir, 'shell.log'), 64 * 1024)
+    const chunk = (i: number) => Buffer.alloc(4096, 97 + (i % 26))
+    const answers: boolean[] = []
+    for (let i = 0; i < 8; i++) answers.push(log.write(chunk(i)))
+    // The ninth chunk starts a new file; the rotated one is still writing (its close is asynchronous).
+    answers.push(log.write(chunk(8)))
+    expect(answers).toEqual(Array(9).fill(true))
+    expect(log.previous).toBe(log.previousPath)
+    for (let i = 9; i < 16; i++) expect(log.write(chunk(i))).toBe(true)
+    // A second rotation while the first file is still open: now the producer is asked to wait.
+    expect(log.write(chunk(16))).toBe(false)
+    await log.drained()
+    expect(log.write(chunk(17))).toBe(true)
+    await log.close()
+    const all = Buffer.concat(Array.from({ length: 18 }, (_, i) => chunk(i)))
+    const kept = Buffer.concat([readFileSync(log.previousPath), readFileSync(log.path)])
+    expect(kept.equals(all.subarray(all.length - kept.length))).toBe(true)
+    expect(log.droppedBytes).toBe(all.length - kept.length)
+    log.remove()
+  })
 })

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
+import { isPlain } from '../src/screen/plain-tail.ts'
 import { Screen, type ScreenOptions } from '../src/screen/screen.ts'
 
 const made: Screen[] = []
@@ -139,10 +140,79 @@ describe('screen', () => {
     expect(skippedSome).toBe(true)
   })
 
+  it('parses held lines once output pauses with nobody reading, and not while it keeps coming', async () => {
+    const s = screen({ quietMs: 100 })
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+    s.push(Buffer.from('first\r\n'))
+    // Chunks closer together than quietMs keep the lines held (each push moves the deadline).
+    const started = performance.now()
+    let pushes = 0
+    while (performance.now() - started < 300) {
+      await sleep(10)
+      s.push(Buffer.from(`line ${pushes++}\r\n`))
+    }
+    const { received, parsed } = s.stats
+    // The last chunk came just now: held, whatever a loaded machine did to the timers before.
+    expect(parsed).toBeLessThan(received)
+    for (let waited = 0; s.stats.parsed < received && waited < 5000; waited += 20) await sleep(20)
+    expect(s.stats.parsed).toBe(received)
+    expect(s.view().rows.slice(0, 2)).toEqual(['first', 'line 0'])
+  })
+
   it('answers a program asking where the cursor is', () => {
     const replies: string[] = []
     const s = screen({ onReply: (d) => replies.push(d) })
     s.push(Buffer.from('ab\x1b[6n'))
     expect(replies).toEqual(['\x1b[1;3R'])
+  })
+})
+
+describe('the plain-bytes check', () => {
+  /** The rule byte by byte: BEL BS TAB LF CR and printable bytes; ESC only in a complete SGR; no C1 control. */
+  function isPlainByteByByte(b: Uint8Array): boolean {
+    for (let i = 0; i < b.length; i++) {
+      const c = b[i] as number
+      if (c === 0x07 || c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0d) continue
+      if (c === 0x1b) {
+        let j = i + 1
+        if (b[j] !== 0x5b) return false
+        for (j++; j < b.length && (b[j] as number) >= 0x30 && (b[j] as number) <= 0x3b; j++);
+        if (b[j] !== 0x6d) return false
+        i = j
+      } else if (c === 0xc2) {
+        const next = b[i + 1]
+        if (next === undefined || (next >= 0x80 && next <= 0x9f)) return false
+      } else if (c < 0x20 || c === 0x7f) return false
+    }
+    return true
+  }
+
+  it('agrees with the byte-by-byte rule on any bytes at any alignment', () => {
+    // Mostly printable ASCII, so long plain runs reach the four-bytes-at-a-time path.
+    const byte = fc.oneof(
+      { arbitrary: fc.integer({ min: 0x20, max: 0x7e }), weight: 30 },
+      { arbitrary: fc.constantFrom(0x07, 0x08, 0x09, 0x0a, 0x0d, 0x1b, 0x5b, 0x6d, 0x3b, 0x31, 0xc2, 0x80, 0x9f, 0xa0, 0x7f, 0xff), weight: 3 },
+      { arbitrary: fc.integer({ min: 0, max: 255 }), weight: 1 },
+    )
+    fc.assert(
+      fc.property(fc.array(byte, { maxLength: 300 }), fc.integer({ min: 0, max: 7 }), (bytes, offset) => {
+        const pool = Buffer.alloc(offset + bytes.length)
+        pool.set(bytes, offset)
+        const chunk = pool.subarray(offset)
+        expect(isPlain(chunk)).toBe(isPlainByteByByte(chunk))
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
+  it('finds one rare byte anywhere in a long printable run', () => {
+    for (const rare of [0x00, 0x1b, 0x1f, 0x7f, 0x0b]) {
+      for (let at = 0; at < 40; at++) {
+        const b = Buffer.alloc(41, 'x')
+        b[at] = rare
+        expect(isPlain(b.subarray(1)), `byte ${rare} at ${at}`).toBe(at === 0)
+      }
+    }
+    expect(isPlain(Buffer.from(`${'x'.repeat(99)}\r\n`.repeat(40)))).toBe(true)
   })
 })

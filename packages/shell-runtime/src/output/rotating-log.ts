@@ -1,12 +1,17 @@
 import { renameSync, rmSync } from 'node:fs'
-import { Spool } from './spool.ts'
+import { HIGH_WATER, Spool } from './spool.ts'
+
+/** Rotated spools that may still be writing before the producer is asked to wait (each holds a descriptor). */
+const MAX_CLOSING = 2
 
 /**
  * An append-only log that keeps the newest output within `maxBytes` on disk. When `path` holds
  * half of it, `path` becomes `path.1` (replacing the one before, whose bytes are dropped and
  * counted) and a fresh `path` starts; so `path.1` followed by `path` is always the newest output,
  * whole. A spool that was rotated away finishes its writes into `path.1` (the rename keeps its
- * descriptor), and the producer waits for it, so memory stays at one spool's queue.
+ * descriptor) while the producer goes on; the producer is asked to wait only when the bytes queued
+ * over all spools pass one spool's high-water mark, or when MAX_CLOSING rotated spools are still
+ * open, so memory stays at one spool's queue.
  */
 export class RotatingLog {
   readonly path: string
@@ -19,8 +24,9 @@ export class RotatingLog {
   #dropped = 0
   #isClosed = false
   #error: NodeJS.ErrnoException | null = null
-  /** Rotated spools still writing their queue. */
+  /** Rotated spools still writing their queue, and the promises of their close. */
   readonly #closing = new Set<Promise<void>>()
+  readonly #closingSpools = new Set<Spool>()
 
   constructor(path: string, maxBytes: number) {
     this.path = path
@@ -47,6 +53,11 @@ export class RotatingLog {
   /** Queue `chunk`; false when the producer should wait for `drained()`. */
   write(chunk: Buffer): boolean {
     if (this.#isClosed) return true
+    if (this.#currentBytes + chunk.length <= this.#half) {
+      // The usual case: the chunk fits the current file whole (no views to cut).
+      this.#currentBytes += chunk.length
+      return this.#current.write(chunk) && this.#mayGoOn()
+    }
     let ok = true
     let rest = chunk
     while (rest.length > 0 && !this.#isClosed) {
@@ -56,13 +67,25 @@ export class RotatingLog {
       this.#currentBytes += part.length
       rest = rest.subarray(part.length)
     }
-    return ok && this.#closing.size === 0
+    return ok && this.#mayGoOn()
+  }
+
+  /** True while the bytes queued over all spools are below the high-water mark and few rotated spools are still open. */
+  #mayGoOn(): boolean {
+    if (this.#closingSpools.size === 0) return true
+    if (this.#closingSpools.size >= MAX_CLOSING) return false
+    let n = this.#current.pendingBytes
+    for (const s of this.#closingSpools) n += s.pendingBytes
+    return n < HIGH_WATER
   }
 
   #rotate(): void {
     const old = this.#current
     let next: Spool
     try {
+      // Renaming over an existing file makes ext4 (auto_da_alloc) write the renamed file's data
+      // out before the call returns; with the old file removed first, the rename is only a rename.
+      rmSync(this.previousPath, { force: true })
       renameSync(this.path, this.previousPath)
       next = new Spool(this.path)
     } catch (err) {
@@ -74,15 +97,19 @@ export class RotatingLog {
     if (this.#isRotated) this.#dropped += this.#previousBytes
     this.#isRotated = true
     this.#previousBytes = this.#currentBytes
-    const closing: Promise<void> = old.close().finally(() => this.#closing.delete(closing))
+    this.#closingSpools.add(old)
+    const closing: Promise<void> = old.close().finally(() => {
+      this.#closing.delete(closing)
+      this.#closingSpools.delete(old)
+    })
     this.#closing.add(closing)
     this.#current = next
     this.#currentBytes = 0
   }
 
-  /** Resolve when the producer may go on: the current queue is below its mark and rotated spools are done. */
+  /** Resolve when the producer may go on: the bytes queued over all spools are below the high-water mark. */
   async drained(): Promise<void> {
-    await Promise.all([...this.#closing])
+    while (!this.#mayGoOn()) await Promise.race([...this.#closing])
     await this.#current.drained()
   }
 

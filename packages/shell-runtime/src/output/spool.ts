@@ -1,11 +1,11 @@
 import { close, openSync, writev } from 'node:fs'
 
 /** Pending bytes above which `write` asks the producer to pause. */
-const HIGH_WATER = 8 * 1024 * 1024
+export const HIGH_WATER = 8 * 1024 * 1024
 /** Small writes wait up to this long to be joined into one system call. */
-const COALESCE_MS = 5
+const COALESCE_MS = 20
 /** Queued bytes that are written at once, without waiting to coalesce. */
-const COALESCE_BYTES = 256 * 1024
+const COALESCE_BYTES = 1024 * 1024
 
 /**
  * An append-only file fed by a stream: chunks queue in memory and go out in one `writev` per
@@ -32,6 +32,11 @@ export class Spool {
   /** The first write error, or null. */
   get error(): NodeJS.ErrnoException | null {
     return this.#error
+  }
+
+  /** Bytes queued and not yet written. */
+  get pendingBytes(): number {
+    return this.#queued
   }
 
   /** Queue `chunk`; false when the producer should wait for `drained()`. */

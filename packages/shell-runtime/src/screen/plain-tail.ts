@@ -22,32 +22,80 @@ const SGR_RESET = /^\x1b\[(?:0*(?:[;:]|m))/
 /** SGR sequences remembered across a skip (the pen they leave is re-applied). */
 const MAX_SGR = 64
 const CR = 0x0d
+/** Lines the per-line arrays start with room for. */
+const INITIAL_LINES = 1024
 
 /**
  * True when `bytes` hold no control but BEL, BS, TAB, LF and CR, no escape but complete SGR
  * sequences (`ESC [` digits `;` `:` `m`), and no C1 control (UTF-8 `C2 80`–`C2 9F`). A chunk
  * ending inside an escape sequence or after a C2 lead byte is not known to be plain.
  */
-function isPlain(bytes: Buffer): boolean {
+export function isPlain(bytes: Buffer): boolean {
+  return scanPlain(bytes) >= 0
+}
+
+/** Where `scanPlain` leaves the offsets of the line feeds it found (grown as needed, reused). */
+let lineFeeds = new Int32Array(1024)
+/** Whether the last `scanPlain` saw a tab. */
+let sawTab = false
+
+/**
+ * `isPlain`, and on the way the line feeds: returns -1 when `bytes` are not plain, else how many
+ * line feeds they hold, their offsets in `lineFeeds[0..count)`. Every byte of a fast printer's
+ * output passes here, so aligned runs of printable ASCII are passed over four bytes at a time;
+ * only a word holding a byte below 0x20 or above 0x7E (line ends, escapes, UTF-8) is looked at
+ * byte by byte.
+ */
+function scanPlain(bytes: Buffer): number {
   const n = bytes.length
+  const lead = (4 - (bytes.byteOffset & 3)) & 3
+  const words = n - lead >= 4 ? new Int32Array(bytes.buffer, bytes.byteOffset + lead, (n - lead) >>> 2) : NO_WORDS
+  const last = words.length
+  let feeds = lineFeeds
+  let count = 0
+  let tab = false
   for (let i = 0; i < n; i++) {
+    if (i >= lead && ((i - lead) & 3) === 0) {
+      let w = (i - lead) >>> 2
+      while (w < last && !hasRareByte(words[w] as number)) w++
+      i = lead + 4 * w
+      if (i >= n) break
+    }
     const c = bytes[i] as number
-    if (RARE[c] === 0) continue
+    if (RARE[c] === 0) {
+      if (c === 0x0a) {
+        if (count === feeds.length) {
+          const more = new Int32Array(2 * count)
+          more.set(feeds)
+          lineFeeds = more
+          feeds = more
+        }
+        feeds[count++] = i
+      } else if (c === 0x09) tab = true
+      continue
+    }
     if (c === 0x1b) {
-      if (bytes[i + 1] !== 0x5b) return false
+      if (bytes[i + 1] !== 0x5b) return -1
       let j = i + 2
       for (; j < n; j++) {
         const d = bytes[j] as number
         if (!((d >= 0x30 && d <= 0x3b) || d === 0x3a)) break
       }
-      if (bytes[j] !== 0x6d) return false
+      if (bytes[j] !== 0x6d) return -1
       i = j
     } else if (c === 0xc2) {
       const next = bytes[i + 1]
-      if (next === undefined || (next >= 0x80 && next <= 0x9f)) return false
-    } else return false
+      if (next === undefined || (next >= 0x80 && next <= 0x9f)) return -1
+    } else return -1
   }
-  return true
+  sawTab = tab
+  return count
+}
+const NO_WORDS = new Int32Array(0)
+
+/** True when one of the four bytes of `x` is below 0x20 or above 0x7E (exact for the word as a whole; see "Bit Twiddling Hacks", hasless / hasmore). */
+function hasRareByte(x: number): boolean {
+  return ((((x - 0x20202020) & ~x) | x | (x + 0x01010101)) & 0x80808080) !== 0
 }
 
 /** What `take` hands back for the emulator, in this order. */
@@ -78,9 +126,11 @@ export class PlainTail {
   /** Offset of #body[0][0] in the stream of bytes after the head. */
   #bodyOffset = 0
   /** Complete body lines not yet skipped: end offsets (after the LF) and rows (-1: cannot be skipped). */
-  #lineEnds: number[] = []
-  #lineRows: number[] = []
+  #lineEnds = new Float64Array(INITIAL_LINES)
+  #lineRows = new Int32Array(INITIAL_LINES)
+  /** Lines [#front, #back) of the two arrays are held; the arrays are reused, so a fast printer leaves no garbage per line. */
   #front = 0
+  #back = 0
   #rows = 0
   /** Offset where the unfinished body line starts, and tabs seen in it. */
   #lineStart = 0
@@ -104,10 +154,12 @@ export class PlainTail {
    * back within bounds (the owner must parse everything now). `not-plain`: nothing was held.
    */
   offer(chunk: Buffer, canSkip: () => boolean): Offer {
-    if (!isPlain(chunk)) return 'not-plain'
+    const feeds = scanPlain(chunk)
+    if (feeds < 0) return 'not-plain'
     let rest = 0
+    let first = 0
     if (!this.#headDone) {
-      const lf = chunk.indexOf(0x0a)
+      const lf = feeds > 0 ? (lineFeeds[0] as number) : -1
       const head = lf < 0 ? chunk : chunk.subarray(0, lf + 1)
       const before = lf > 0 ? chunk[lf - 1] : this.#lastHeadByte()
       this.#head.push(head)
@@ -116,9 +168,10 @@ export class PlainTail {
       this.#headDone = true
       this.#headEndsCrLf = before === CR
       rest = lf + 1
+      first = 1
       if (rest === chunk.length) return 'held'
     }
-    this.#addBody(rest === 0 ? chunk : chunk.subarray(rest))
+    this.#addBody(rest === 0 ? chunk : chunk.subarray(rest), rest, first, feeds)
     if (this.#rows > 2 * this.#keepRows || this.#bodyBytes > this.#maxBytes) {
       if (!this.#trim(canSkip)) return 'full'
     }
@@ -135,9 +188,13 @@ export class PlainTail {
     this.#body = []
     this.#bodyBytes = 0
     this.#bodyOffset = 0
-    this.#lineEnds = []
-    this.#lineRows = []
     this.#front = 0
+    this.#back = 0
+    if (this.#lineEnds.length > INITIAL_LINES) {
+      // An idle screen keeps small arrays; a fast printer grows them again in a few doublings.
+      this.#lineEnds = new Float64Array(INITIAL_LINES)
+      this.#lineRows = new Int32Array(INITIAL_LINES)
+    }
     this.#rows = 0
     this.#lineStart = 0
     this.#lineTabs = 0
@@ -152,29 +209,51 @@ export class PlainTail {
     return last === undefined ? undefined : last[last.length - 1]
   }
 
-  #addBody(buf: Buffer): void {
+  /** Hold `buf`, the chunk from offset `shift` on, whose line feeds are `lineFeeds[first..feeds)` (chunk offsets). */
+  #addBody(buf: Buffer, shift: number, first: number, feeds: number): void {
     const base = this.#bodyOffset + this.#bodyBytes
     this.#body.push(buf)
     this.#bodyBytes += buf.length
-    const hasTab = buf.includes(0x09)
+    const hasTab = sawTab
+    const at = lineFeeds
     let pos = 0
-    for (;;) {
-      const lf = buf.indexOf(0x0a, pos)
+    for (let k = first; k <= feeds; k++) {
+      const lf = k < feeds ? (at[k] as number) - shift : -1
       const end = lf < 0 ? buf.length : lf
       if (hasTab) for (let t = buf.indexOf(0x09, pos); t >= 0 && t < end; t = buf.indexOf(0x09, t + 1)) this.#lineTabs++
       if (lf < 0) break
       const before = lf > 0 ? buf[lf - 1] : this.#lastByte
       const start = this.#lineStart
       const stop = base + lf
-      this.#lineEnds.push(stop + 1)
       const rows = before === CR ? this.#rowsOf(start, stop - 1, this.#lineTabs) : -1
-      this.#lineRows.push(rows)
+      if (this.#back === this.#lineEnds.length) this.#makeRoom()
+      this.#lineEnds[this.#back] = stop + 1
+      this.#lineRows[this.#back] = rows
+      this.#back++
       this.#rows += rows < 0 ? 1 : rows
       this.#lineStart = stop + 1
       this.#lineTabs = 0
       pos = lf + 1
     }
     this.#lastByte = buf[buf.length - 1] as number
+  }
+
+  /** Room for one more line at #back: move the held lines to the front, or double the arrays when they are more than half full. */
+  #makeRoom(): void {
+    const held = this.#back - this.#front
+    if (held * 2 <= this.#lineEnds.length) {
+      this.#lineEnds.copyWithin(0, this.#front, this.#back)
+      this.#lineRows.copyWithin(0, this.#front, this.#back)
+    } else {
+      const ends = new Float64Array(2 * this.#lineEnds.length)
+      const rows = new Int32Array(2 * this.#lineRows.length)
+      ends.set(this.#lineEnds.subarray(this.#front, this.#back))
+      rows.set(this.#lineRows.subarray(this.#front, this.#back))
+      this.#lineEnds = ends
+      this.#lineRows = rows
+    }
+    this.#front = 0
+    this.#back = held
   }
 
   /** Rows a line of body bytes [from, to) (without its CR LF) takes from column 0, or -1 when that is not certain without parsing it. */
@@ -208,7 +287,7 @@ export class PlainTail {
   #trim(canSkip: () => boolean): boolean {
     if (!this.#headEndsCrLf || !canSkip()) return false
     let cut = -1
-    while (this.#front < this.#lineEnds.length) {
+    while (this.#front < this.#back) {
       const rows = this.#lineRows[this.#front] as number
       if (this.#rows - Math.max(rows, 1) < this.#keepRows) break
       if (rows < 0) break
@@ -218,11 +297,6 @@ export class PlainTail {
       this.#front++
     }
     if (cut >= 0) this.#dropBody(cut)
-    if (this.#front > 4096 && this.#front * 2 > this.#lineEnds.length) {
-      this.#lineEnds = this.#lineEnds.slice(this.#front)
-      this.#lineRows = this.#lineRows.slice(this.#front)
-      this.#front = 0
-    }
     return this.#rows <= 2 * this.#keepRows && this.#bodyBytes <= this.#maxBytes
   }
 

@@ -59,6 +59,9 @@ export class Screen {
   /** Rows skipped by the held-back lines, counted once the history reaches the place they would have been. */
   #skip: { at: number; rows: number } | null = null
   #quiet: NodeJS.Timeout | null = null
+  /** When the last held chunk came (performance.now()); the quiet timer re-arms itself until output has paused. */
+  #heldAt = 0
+  readonly #canSkipNow = () => this.#canSkip()
   #isDisposed = false
   #received = 0
   #parsed = 0
@@ -92,12 +95,11 @@ export class Screen {
       return
     }
     // Bytes that continue a sequence the parser is inside of are never plain, whatever they look like.
-    const offer = this.#tail.isEmpty && !this.#emu.isGround ? 'not-plain' : this.#tail.offer(bytes, () => this.#canSkip())
+    const offer = this.#tail.isEmpty && !this.#emu.isGround ? 'not-plain' : this.#tail.offer(bytes, this.#canSkipNow)
     if (offer === 'held') {
-      if (this.#quiet === null) {
-        this.#quiet = setTimeout(() => this.flush(), this.#quietMs)
-        this.#quiet.unref()
-      } else this.#quiet.refresh()
+      // Reading the clock costs less than moving a timer on every chunk of a fast printer.
+      this.#heldAt = performance.now()
+      if (this.#quiet === null) this.#armQuiet(this.#quietMs)
       return
     }
     this.flush()
@@ -185,6 +187,16 @@ export class Screen {
     if (this.#isDisposed) return
     this.#isDisposed = true
     this.#emu.dispose()
+  }
+
+  /** Parse what is held once output has paused for quietMs, nobody having read it. */
+  #armQuiet(ms: number): void {
+    this.#quiet = setTimeout(() => {
+      const left = this.#heldAt + this.#quietMs - performance.now()
+      if (left > 1) this.#armQuiet(left)
+      else this.flush()
+    }, ms)
+    this.#quiet.unref()
   }
 
   #canSkip(): boolean {
