@@ -14,6 +14,7 @@
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -38,7 +39,7 @@ const spread = (xs: number[]) => {
   return `${(s[0] as number).toFixed(2)} – ${median(xs).toFixed(2)} – ${(s[s.length - 1] as number).toFixed(2)} ms`
 }
 function report(what: string, figure: string, verdict = '') {
-  console.log(`${what.padEnd(52)} ${figure.padEnd(30)} ${verdict}`)
+  console.log(`${what.padEnd(54)} ${figure.padEnd(30)} ${verdict}`)
 }
 const check = (ok: boolean, target: string) => `${ok ? 'ok' : 'MISSED'} (target ${target})`
 
@@ -73,6 +74,37 @@ async function httpServer(root: string): Promise<{ url: string; stop: () => Prom
   }
 }
 
+/**
+ * `file_exists(["."])` over the same HTTP session with node:http and a keep-alive agent instead
+ * of the SDK client: what the server and the loopback round trip cost, without the SDK client's
+ * fetch, stream and schema work.
+ */
+function plainHttpCall(url: string, sessionId: string): () => Promise<void> {
+  const agent = new Agent({ keepAlive: true })
+  const target = new URL(url)
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'file_exists', arguments: { paths: ['.'] } } })
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-session-id': sessionId,
+    'mcp-protocol-version': '2025-06-18',
+    'content-length': String(Buffer.byteLength(body)),
+  }
+  return () =>
+    new Promise((resolve, reject) => {
+      const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers }, (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => {
+          text += d
+        })
+        res.on('end', () => (text.includes('"is_exists":true') ? resolve() : reject(new Error(`file_exists over plain HTTP failed: ${text}`))))
+      })
+      req.once('error', reject)
+      req.end(body)
+    })
+}
+
 async function httpClient(url: string) {
   const transport = new StreamableHTTPClientTransport(new URL(url))
   const client = new Client({ name: 'hands-bench', version: '0' })
@@ -105,6 +137,7 @@ try {
     { name: 'library file_exists(["."])', call: libCall('file_exists', { paths: ['.'] }), times: [] },
     { name: 'stdio file_exists(["."])', call: run(stdio, 'file_exists', { paths: ['.'] }), times: [] },
     { name: 'http file_exists(["."])', call: run(http.client, 'file_exists', { paths: ['.'] }), times: [] },
+    { name: 'http file_exists(["."]), node:http client', call: plainHttpCall(server.url, http.transport.sessionId as string), times: [] },
   ]
   for (let i = 0; i < WARMUP; i++) for (const s of series) await s.call()
   // Round i starts at series i (mod n): a call pays for what the call before it left behind (a
@@ -128,6 +161,11 @@ try {
     report(`MCP over stdio adds to library ${tool}`, `${overStdio.toFixed(2)} ms (${(m(`stdio ${tool}`) / base).toFixed(2)}x)`, check(overStdio <= 1, '≤ 1 ms'))
     report(`MCP over HTTP adds to library ${tool}`, `${overHttp.toFixed(2)} ms (${(m(`http ${tool}`) / base).toFixed(2)}x)`, check(overHttp <= 2, '≤ 2 ms'))
   }
+  const plain = m('http file_exists(["."]), node:http client') - m('library file_exists(["."])')
+  report(
+    '  the same over HTTP with a node:http client',
+    `${plain.toFixed(2)} ms (${(m('http file_exists(["."]), node:http client') / m('library file_exists(["."])')).toFixed(2)}x)`,
+  )
   report('library shell_run / raw spawn (medians)', `${(m('library shell_run(["true"])') / m('raw spawn bash -c true')).toFixed(2)}x`)
 
   // The first shell_run of a new session (its shell runtime starts then) against a later one;
