@@ -22,6 +22,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { createSurface, shareLoginEnvironment } from '@hands/surface'
+import { median, rawSpawn, spread } from './timings.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const MAIN = join(here, '..', '..', 'packages', 'surface', 'src', 'cli', 'main.ts')
@@ -32,24 +33,10 @@ const NEW_SESSIONS = 30
 /** The pause before each "after a pause" call: longer than the kernel's window between cgroup moves. */
 const PAUSE_MS = 50
 
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
-const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number
-const spread = (xs: number[]) => {
-  const s = sorted(xs)
-  return `${(s[0] as number).toFixed(2)} – ${median(xs).toFixed(2)} – ${(s[s.length - 1] as number).toFixed(2)} ms`
-}
 function report(what: string, figure: string, verdict = '') {
   console.log(`${what.padEnd(54)} ${figure.padEnd(30)} ${verdict}`)
 }
 const check = (ok: boolean, target: string) => `${ok ? 'ok' : 'MISSED'} (target ${target})`
-
-function rawSpawn(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', 'true'], { stdio: 'ignore' })
-    child.once('error', reject)
-    child.once('exit', () => resolve())
-  })
-}
 
 async function httpServer(root: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [...NODE_ARGS, '--root', root, '--http', '127.0.0.1:0', '--max-sessions', String(NEW_SESSIONS + 8)], {

@@ -6,29 +6,14 @@
  * another move happened a moment before; every first call of a session, and every call a model
  * makes after thinking, pays that.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
+import { median, rawSpawn, spread } from './timings.ts'
 
 const ROUNDS = 60
 const PAUSE_MS = 50
-
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
-const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number
-const spread = (xs: number[]) => {
-  const s = sorted(xs)
-  return `${(s[0] as number).toFixed(2)} – ${median(xs).toFixed(2)} – ${(s[s.length - 1] as number).toFixed(2)} ms`
-}
-
-function rawSpawn(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', 'true'], { stdio: 'ignore' })
-    child.once('error', reject)
-    child.once('exit', () => resolve())
-  })
-}
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-pause-')))
 const loginEnv = async () => ({ env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, source: 'host' as const, error: null })
