@@ -59,7 +59,9 @@ function keepMessage(id: string, keeper: KeptProcess): Buffer {
  */
 function start(): void {
   const started = performance.now()
-  const c = spawn(bashUsed, ['-c', REAPER, 'hands-reaper', `hands-${process.pid}`], {
+  // --norc: with stdin on a socket (what Node's 'pipe' is), bash would take itself for a remote
+  // shell and source ~/.bashrc (pyenv init and the like: a fork and tens of ms at every start).
+  const c = spawn(bashUsed, ['--norc', '-c', REAPER, 'hands-reaper', `hands-${process.pid}`], {
     stdio: ['pipe', 'ignore', 'ignore'],
     detached: true,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
