@@ -4,10 +4,17 @@
  * server a process of its own), side by side with the same calls on the library session and a
  * raw `bash -c true` spawn, interleaved call by call so load from elsewhere falls on every
  * series alike. Then the first `shell_run` of a new HTTP session (which starts that session's
- * shell runtime: spool folder, cgroup, reaper) against a later one.
+ * shell runtime: spool folder, cgroup, its registration with the server's one reaper, which
+ * forks its ruleset keeper) against a later one, and the same after a first `file_exists`, which
+ * tells the shell runtime's start from what any first call of a new session costs. A later call
+ * is timed twice: right after the one before (as the targets read), and after a 50 ms pause, as
+ * a model's calls come. Moving a process into a cgroup costs the kernel an RCU grace period
+ * (~10 ms here) when no other move happened in the last ~15 ms, which every first call and every
+ * call after a pause pays: the second ratio is what the session's start itself costs.
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -15,32 +22,21 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { createSurface, shareLoginEnvironment } from '@hands/surface'
+import { median, rawSpawn, spread } from './timings.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const MAIN = join(here, '..', '..', 'packages', 'surface', 'src', 'cli', 'main.ts')
 const NODE_ARGS = ['--conditions=hands-source', '--import', 'tsx', MAIN, 'serve']
 const CALLS = 300
 const WARMUP = 30
-const NEW_SESSIONS = 20
+const NEW_SESSIONS = 30
+/** The pause before each "after a pause" call: longer than the kernel's window between cgroup moves. */
+const PAUSE_MS = 50
 
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
-const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number
-const spread = (xs: number[]) => {
-  const s = sorted(xs)
-  return `${(s[0] as number).toFixed(2)} – ${median(xs).toFixed(2)} – ${(s[s.length - 1] as number).toFixed(2)} ms`
-}
 function report(what: string, figure: string, verdict = '') {
-  console.log(`${what.padEnd(52)} ${figure.padEnd(30)} ${verdict}`)
+  console.log(`${what.padEnd(54)} ${figure.padEnd(30)} ${verdict}`)
 }
 const check = (ok: boolean, target: string) => `${ok ? 'ok' : 'MISSED'} (target ${target})`
-
-function rawSpawn(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', 'true'], { stdio: 'ignore' })
-    child.once('error', reject)
-    child.once('exit', () => resolve())
-  })
-}
 
 async function httpServer(root: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [...NODE_ARGS, '--root', root, '--http', '127.0.0.1:0', '--max-sessions', String(NEW_SESSIONS + 8)], {
@@ -63,6 +59,37 @@ async function httpServer(root: string): Promise<{ url: string; stop: () => Prom
       await exited
     },
   }
+}
+
+/**
+ * `file_exists(["."])` over the same HTTP session with node:http and a keep-alive agent instead
+ * of the SDK client: what the server and the loopback round trip cost, without the SDK client's
+ * fetch, stream and schema work.
+ */
+function plainHttpCall(url: string, sessionId: string): () => Promise<void> {
+  const agent = new Agent({ keepAlive: true })
+  const target = new URL(url)
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'file_exists', arguments: { paths: ['.'] } } })
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-session-id': sessionId,
+    'mcp-protocol-version': '2025-06-18',
+    'content-length': String(Buffer.byteLength(body)),
+  }
+  return () =>
+    new Promise((resolve, reject) => {
+      const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers }, (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => {
+          text += d
+        })
+        res.on('end', () => (text.includes('"is_exists":true') ? resolve() : reject(new Error(`file_exists over plain HTTP failed: ${text}`))))
+      })
+      req.once('error', reject)
+      req.end(body)
+    })
 }
 
 async function httpClient(url: string) {
@@ -97,6 +124,7 @@ try {
     { name: 'library file_exists(["."])', call: libCall('file_exists', { paths: ['.'] }), times: [] },
     { name: 'stdio file_exists(["."])', call: run(stdio, 'file_exists', { paths: ['.'] }), times: [] },
     { name: 'http file_exists(["."])', call: run(http.client, 'file_exists', { paths: ['.'] }), times: [] },
+    { name: 'http file_exists(["."]), node:http client', call: plainHttpCall(server.url, http.transport.sessionId as string), times: [] },
   ]
   for (let i = 0; i < WARMUP; i++) for (const s of series) await s.call()
   // Round i starts at series i (mod n): a call pays for what the call before it left behind (a
@@ -120,29 +148,52 @@ try {
     report(`MCP over stdio adds to library ${tool}`, `${overStdio.toFixed(2)} ms (${(m(`stdio ${tool}`) / base).toFixed(2)}x)`, check(overStdio <= 1, '≤ 1 ms'))
     report(`MCP over HTTP adds to library ${tool}`, `${overHttp.toFixed(2)} ms (${(m(`http ${tool}`) / base).toFixed(2)}x)`, check(overHttp <= 2, '≤ 2 ms'))
   }
+  const plain = m('http file_exists(["."]), node:http client') - m('library file_exists(["."])')
+  report(
+    '  the same over HTTP with a node:http client',
+    `${plain.toFixed(2)} ms (${(m('http file_exists(["."]), node:http client') / m('library file_exists(["."])')).toFixed(2)}x)`,
+  )
   report('library shell_run / raw spawn (medians)', `${(m('library shell_run(["true"])') / m('raw spawn bash -c true')).toFixed(2)}x`)
 
-  // The first shell_run of a new session (its shell runtime starts then) against a later one.
+  // The first shell_run of a new session (its shell runtime starts then) against a later one;
+  // sessions of the two kinds alternate, so load from elsewhere falls on both alike.
+  const timed = async (c: Client, tool: string, args: Record<string, unknown>) => {
+    const t = performance.now()
+    await run(c, tool, args)()
+    return performance.now() - t
+  }
   const first: number[] = []
   const later: number[] = []
+  const paused: number[] = []
+  const firstAfterFs: number[] = []
+  const firstFs: number[] = []
   for (let i = 0; i < NEW_SESSIONS; i++) {
     const c = await httpClient(server.url)
-    let t = performance.now()
-    await run(c.client, 'shell_run', { commands: ['true'] })()
-    first.push(performance.now() - t)
-    for (let k = 0; k < 5; k++) {
-      t = performance.now()
-      await run(c.client, 'shell_run', { commands: ['true'] })()
-      later.push(performance.now() - t)
+    first.push(await timed(c.client, 'shell_run', { commands: ['true'] }))
+    for (let k = 0; k < 5; k++) later.push(await timed(c.client, 'shell_run', { commands: ['true'] }))
+    for (let k = 0; k < 3; k++) {
+      await new Promise((r) => setTimeout(r, PAUSE_MS))
+      paused.push(await timed(c.client, 'shell_run', { commands: ['true'] }))
     }
     await c.transport.terminateSession()
     await c.client.close()
+    const d = await httpClient(server.url)
+    firstFs.push(await timed(d.client, 'file_exists', { paths: ['.'] }))
+    firstAfterFs.push(await timed(d.client, 'shell_run', { commands: ['true'] }))
+    await d.transport.terminateSession()
+    await d.client.close()
   }
   console.log('')
   report(`first shell_run of a new HTTP session (${NEW_SESSIONS})`, spread(first))
   report('a later shell_run of the same sessions', spread(later))
   const ratio = median(first) / median(later)
   report('  first / later (medians)', `${ratio.toFixed(2)}x`, check(ratio <= 1.5, '≤ 1.5x'))
+  report(`a later shell_run after a ${PAUSE_MS} ms pause`, spread(paused))
+  const pausedRatio = median(first) / median(paused)
+  report('  first / later after a pause (medians)', `${pausedRatio.toFixed(2)}x`, check(pausedRatio <= 1.5, '≤ 1.5x'))
+  report(`first call (file_exists) of other new sessions (${NEW_SESSIONS})`, spread(firstFs))
+  report('  then their first shell_run', spread(firstAfterFs))
+  report('  first shell_run after file_exists / later', `${(median(firstAfterFs) / median(later)).toFixed(2)}x`)
 
   await http.transport.terminateSession()
   await http.client.close()

@@ -4,8 +4,9 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { checkResult, ToolError } from '@hands/contracts'
-import { afterEach } from 'vitest'
+import { afterEach, expect } from 'vitest'
 import { createShellRuntime, describeConfinement, type ShellRuntime, type ShellRuntimeOptions } from '../src/index.ts'
+import { isAlive } from '../src/tree/proc.ts'
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 
@@ -39,6 +40,47 @@ export function jobProcesses(prefix = SESSION): number[] {
 
 /** True while `pid` is a live (non-zombie) process. */
 export { isAlive as alive } from '../src/tree/proc.ts'
+
+/** Pids of live processes whose raw command line (NUL-separated, NUL-terminated) passes `match`. */
+export function processesWhere(match: (cmdline: string) => boolean): number[] {
+  const out: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (match(readFileSync(`/proc/${entry}/cmdline`, 'latin1')) && isAlive(Number(entry))) out.push(Number(entry))
+    } catch {
+      // gone
+    }
+  }
+  return out
+}
+
+/**
+ * What a command that tried to SIGKILL the host's reaper must have achieved: unconfined, it
+ * killed the one reaper and the host started another; confined, it could not touch it.
+ */
+export function expectReaperAttempt(confine: string, report: { before: number[]; after: number[]; killed: string }): void {
+  expect(report.before).toHaveLength(1)
+  if (confine === 'off') {
+    expect(report.killed).toContain(`killed ${report.before[0]}`)
+    expect(report.after).toHaveLength(1)
+    expect(report.after[0]).not.toBe(report.before[0])
+  } else {
+    expect(report.killed).toBe('')
+    expect(report.after).toEqual(report.before)
+  }
+}
+
+/** SIGKILL each of `pids` that is still there (cleanup after a failed test). */
+export function killLater(pids: number[]): void {
+  for (const p of pids) {
+    try {
+      process.kill(p, 'SIGKILL')
+    } catch {
+      // gone
+    }
+  }
+}
 
 /** Poll `check` until it returns a non-undefined value, or throw after `ms` (generous: the machine is shared). */
 export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, ms = 20_000, what = 'condition'): Promise<T> {

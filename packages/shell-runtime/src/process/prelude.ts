@@ -27,45 +27,80 @@ fi
 `
 
 /**
- * The reaper: a small bash process that holds a pipe from the host and, when the pipe reaches its
- * end (the host exited, however it died), SIGKILLs every job of the session — the session cgroup
- * and/or every process carrying the session's marker — then removes the session cgroup, the spool
- * and the session's TMPDIR. Arguments: the session cgroup (or ''), the marker prefix
- * `HANDS_JOB=<session>.` (or ''), then the directories to remove.
+ * The reaper: one small bash process per host that holds a pipe from the host and, when the pipe
+ * reaches its end (the host exited, however it died), SIGKILLs every job of every session still
+ * registered — each session cgroup and/or every process carrying a session's marker — then
+ * removes those cgroups and directories. Sessions register and unregister on that pipe, one
+ * message of NUL-terminated fields each (so any path fits):
+ *
+ *   add ID TARGET MARKER N DIR×N   a session: its cgroup (or ''), its marker prefix
+ *                                  `HANDS_JOB=<session>.` (or ''), the directories to remove
+ *   keep ID N ARG×N                start ARG… (Landlock's ruleset keeper) with its stdin on a pipe
+ *                                  the reaper holds until `del ID` or its own end
+ *   del ID                         forget the session: it cleaned up after itself
+ *
+ * The keeper is forked here, not by the host: a fork of the host (a large Node process) costs far
+ * more than one of this bash, and a session's first command need not wait for it.
  */
 export const REAPER = `trap '' INT TERM HUP QUIT
-target=$1 marker=$2
-shift 2
-while read -r _; do :; done
-if [ -n "$target" ]; then
+declare -A target marker kfd
+owner=() path=()
+rd() { IFS= read -r -d '' "$1"; }
+while rd op; do
+  case $op in
+  add)
+    rd id || break; rd t || break; rd m || break; rd n || break
+    target[$id]=$t marker[$id]=$m
+    for ((k = 0; k < n; k++)); do rd d || break 2; owner+=("$id") path+=("$d"); done ;;
+  keep)
+    rd id || break; rd n || break
+    args=()
+    for ((k = 0; k < n; k++)); do rd a || break 2; args+=("$a"); done
+    [ -n "\${kfd[$id]-}" ] && { f=\${kfd[$id]}; exec {f}>&-; }
+    exec {fd}> >(trap - INT TERM HUP QUIT; for f in "\${kfd[@]}"; do exec {f}>&-; done; exec "\${args[@]}" >/dev/null 2>&1)
+    kfd[$id]=$fd ;;
+  del)
+    rd id || break
+    [ -n "\${kfd[$id]-}" ] && { f=\${kfd[$id]}; exec {f}>&-; }
+    unset -v "kfd[$id]" "target[$id]" "marker[$id]"
+    for k in "\${!owner[@]}"; do [ "\${owner[$k]}" = "$id" ] && unset -v "owner[$k]" "path[$k]"; done ;;
+  esac
+done
+for f in "\${kfd[@]}"; do exec {f}>&-; done
+for t in "\${target[@]}"; do
+  [ -n "$t" ] || continue
   for round in 1 2 3 4 5 6 7 8 9 10; do
-    if [ -e "$target/cgroup.kill" ]; then
-      echo 1 > "$target/cgroup.kill" 2>/dev/null
+    if [ -e "$t/cgroup.kill" ]; then
+      echo 1 > "$t/cgroup.kill" 2>/dev/null
     else
-      for procs in "$target"/j*/cgroup.procs; do
+      for procs in "$t"/j*/cgroup.procs; do
         while read -r p; do kill -9 "$p" 2>/dev/null; done < "$procs"
       done
     fi
     busy=0
-    for d in "$target"/j*/; do [ -d "$d" ] && { rmdir "$d" 2>/dev/null || busy=1; }; done
+    for d in "$t"/j*/; do [ -d "$d" ] && { rmdir "$d" 2>/dev/null || busy=1; }; done
     [ $busy = 0 ] && break
     sleep 0.05
   done
-  rmdir "$target" 2>/dev/null
-fi
-if [ -n "$marker" ]; then
+  rmdir "$t" 2>/dev/null
+done
+marks=()
+for m in "\${marker[@]}"; do [ -n "$m" ] && marks+=("$m"); done
+if [ \${#marks[@]} -gt 0 ]; then
   for round in 1 2 3 4 5 6 7 8 9 10; do
     found=0
     for f in /proc/[0-9]*/environ; do
       p=\${f#/proc/}; p=\${p%/environ}
       [ "$p" = "$$" ] && continue
       while IFS= read -r -d '' kv; do
-        if [[ $kv == "$marker"* ]]; then kill -9 "$p" 2>/dev/null; found=1; break; fi
+        for m in "\${marks[@]}"; do
+          if [[ $kv == "$m"* ]]; then kill -9 "$p" 2>/dev/null; found=1; break 2; fi
+        done
       done < "$f" 2>/dev/null
     done
     [ $found = 0 ] && break
     sleep 0.05
   done
 fi
-for dir in "$@"; do [ -n "$dir" ] && rm -rf -- "$dir"; done
+for dir in "\${path[@]}"; do [ -n "$dir" ] && rm -rf -- "$dir"; done
 `

@@ -19,8 +19,7 @@ import { findWritableCgroup, type FoundCgroup } from '../tree/find-cgroup.ts'
 import { onHostExit } from '../tree/host-exit.ts'
 import type { JobTree, TreeKeeper } from '../tree/job-tree.ts'
 import { MarkerKeeper } from '../tree/marker-keeper.ts'
-import { startHeld, type HeldChild } from '../process/held-child.ts'
-import { startReaper, type Reaper } from '../tree/reaper.ts'
+import { registerWithReaper, type ReaperRegistration } from '../tree/reaper.ts'
 import { findBash } from './find-bash.ts'
 import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from './options.ts'
 
@@ -89,8 +88,7 @@ export class Session {
   readonly #activeRuns = new Set<AbortController>()
   readonly #runsSettled = new Set<Promise<unknown>>()
   #loginEnv: Promise<LoginEnvironment> | null = null
-  #reaper: Reaper
-  #keeper: HeldChild | null = null
+  #reaper: ReaperRegistration
   #cancelExitHook: () => void
   #listeners = new Set<(resources: ShellResource[]) => void>()
   #closed: Promise<void> | null = null
@@ -131,8 +129,8 @@ export class Session {
       this.#removeFiles()
       throw err
     }
-    this.#reaper = this.#startReaper()
-    this.#keeper = this.#startKeeper()
+    // The reaper forks the ruleset keeper; until it has stamped its ruleset, jobs build their own.
+    this.#reaper = registerWithReaper(this.bash, this.name, { ...this.keeper.reaperTargets(), dirs: [this.spoolDir, this.tmpDir] }, this.confiner.keeper)
     this.#cancelExitHook = onHostExit(() => {
       this.keeper.killEverythingSync()
       this.#removeFiles()
@@ -147,26 +145,6 @@ export class Session {
       if (mode === 'cgroup') throw new Error('tree: "cgroup" was asked for, but no writable cgroup v2 hierarchy was found')
     }
     return new MarkerKeeper(this.name)
-  }
-
-  /** The reaper, started again whenever a command kills it, until the session closes (not after 5 quick deaths in a row). */
-  #startReaper(quickDeaths = 0): Reaper {
-    return startReaper(this.bash, [...this.keeper.reaperArgs(), this.spoolDir, this.tmpDir], (livedMs) => {
-      const quick = livedMs < 100 ? quickDeaths + 1 : 0
-      if (this.#closed === null && quick < 5) this.#reaper = this.#startReaper(quick)
-    })
-  }
-
-  /**
-   * The confinement's keeper (Landlock's ruleset), started again if it dies after a while, until
-   * the session closes. Without it every job builds its own ruleset: slower, the same policy.
-   */
-  #startKeeper(): HeldChild | null {
-    const keeper = this.confiner.keeper
-    if (keeper === null) return null
-    return startHeld(keeper.file, keeper.args, (livedMs) => {
-      if (this.#closed === null && livedMs >= 1000) this.#keeper = this.#startKeeper()
-    })
   }
 
   /**
@@ -354,7 +332,6 @@ export class Session {
     this.keeper.close()
     this.#cancelExitHook()
     this.#reaper.release()
-    this.#keeper?.release()
     this.#removeFiles()
     this.#listeners.clear()
   }

@@ -137,8 +137,8 @@ export class CgroupKeeper implements TreeKeeper {
     for (const job of this.#jobs()) for (const p of readPids(join(job, 'cgroup.procs'))) trySignal(p, 'SIGKILL')
   }
 
-  reaperArgs(): string[] {
-    return [this.#session, this.#isMarked ? `${MARKER_VAR}=${this.#name}.` : '']
+  reaperTargets(): { target: string; marker: string } {
+    return { target: this.#session, marker: this.#isMarked ? `${MARKER_VAR}=${this.#name}.` : '' }
   }
 
   close(): void {

@@ -24,8 +24,8 @@ export interface TreeKeeper {
   create(): JobTree
   /** SIGKILL every process of every job of this keeper, synchronously (used at host exit). */
   killEverythingSync(): void
-  /** The reaper's arguments (session cgroup or '', marker prefix or ''): what it kills if the host dies without cleaning up. */
-  reaperArgs(): string[]
+  /** What the reaper kills if the host dies without cleaning up: the session cgroup (or ''), the marker prefix (or ''). */
+  reaperTargets(): { target: string; marker: string }
   /** Remove what the keeper created (every job must be empty). */
   close(): void
 }

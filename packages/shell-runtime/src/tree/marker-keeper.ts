@@ -178,8 +178,8 @@ export class MarkerKeeper implements TreeKeeper {
     killMarkedSync(this.#session)
   }
 
-  reaperArgs(): string[] {
-    return ['', `${MARKER_VAR}=${this.#session}.`]
+  reaperTargets(): { target: string; marker: string } {
+    return { target: '', marker: `${MARKER_VAR}=${this.#session}.` }
   }
 
   close(): void {}

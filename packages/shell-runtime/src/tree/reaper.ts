@@ -1,15 +1,116 @@
-import { startHeld, type HeldChild } from '../process/held-child.ts'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { REAPER } from '../process/prelude.ts'
 
-/** A running reaper; `release()` ends it (it finds nothing left to kill and exits). */
-export type Reaper = HeldChild
+/** What the reaper removes for one session if the host dies without cleaning up. */
+export interface ReaperEntry {
+  /** The session cgroup, or '' (marker trees). */
+  target: string
+  /** The marker prefix `HANDS_JOB=<session>.`, or ''. */
+  marker: string
+  /** Directories to remove (the spool, the session's TMPDIR). */
+  dirs: string[]
+}
+
+/** A process the reaper runs for a session (Landlock's ruleset keeper), its stdin on a pipe the reaper holds until the session is released or the host is gone. */
+export interface KeptProcess {
+  file: string
+  args: string[]
+}
+
+/** A session's place in the host's reaper. */
+export interface ReaperRegistration {
+  /** Forget the session (it removed what it made) and end its kept process; ends the reaper when no session is left. Idempotent. */
+  release(): void
+}
+
+/** A reaper that died this soon after its start counts as a quick death; after 5 in a row none is started until the next registration. */
+const QUICK_MS = 100
+const QUICK_MAX = 5
+
+interface Registered {
+  entry: ReaperEntry
+  keeper: KeptProcess | null
+}
+
+const registered = new Map<string, Registered>()
+let child: ChildProcess | null = null
+let bashUsed = 'bash'
+let quickDeaths = 0
+
+/** One message: NUL-terminated fields. */
+function message(fields: string[]): Buffer {
+  return Buffer.from(fields.map((f) => `${f}\0`).join(''))
+}
+
+function addMessage(id: string, r: Registered): Buffer {
+  const { target, marker, dirs } = r.entry
+  const add = message(['add', id, target, marker, String(dirs.length), ...dirs])
+  return r.keeper === null ? add : Buffer.concat([add, keepMessage(id, r.keeper)])
+}
+
+function keepMessage(id: string, keeper: KeptProcess): Buffer {
+  return message(['keep', id, String(keeper.args.length + 1), keeper.file, ...keeper.args])
+}
 
 /**
- * Start the reaper for a session: a bash process that waits for its stdin, a pipe only the host
- * holds, to end, then kills every job of the session. `args` are the keeper's reaper arguments,
- * then the directories to remove. When a command kills it, `onLost` runs, so the session can
- * start another.
+ * Start the reaper, detached (a Ctrl-C aimed at the host's process group does not reach it),
+ * with stdin on a pipe only the host holds, and hand it every live registration. When it dies
+ * while sessions are registered (a command killed it), another starts at once with all of them.
  */
-export function startReaper(bash: string, args: string[], onLost: (livedMs: number) => void): Reaper {
-  return startHeld(bash, ['-c', REAPER, 'hands-reaper', ...args], onLost)
+function start(): void {
+  const started = performance.now()
+  // --norc: with stdin on a socket (what Node's 'pipe' is), bash would take itself for a remote
+  // shell and source ~/.bashrc (pyenv init and the like: a fork and tens of ms at every start).
+  const c = spawn(bashUsed, ['--norc', '-c', REAPER, 'hands-reaper', `hands-${process.pid}`], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: true,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+  })
+  child = c
+  c.on('error', () => {})
+  c.stdin?.on('error', () => {})
+  c.once('exit', () => {
+    if (child !== c) return
+    child = null
+    quickDeaths = performance.now() - started < QUICK_MS ? quickDeaths + 1 : 0
+    if (registered.size > 0 && quickDeaths < QUICK_MAX) start()
+  })
+  c.unref()
+  ;(c.stdin as unknown as { unref?: () => void } | null)?.unref?.()
+  const all = [...registered].map(([id, r]) => addMessage(id, r))
+  if (all.length > 0) c.stdin?.write(Buffer.concat(all))
+}
+
+function stop(): void {
+  const c = child
+  child = null
+  c?.stdin?.end()
+}
+
+/**
+ * Register a session with the host's one reaper: a bash process that waits for its stdin, a pipe
+ * only the host holds, to end, then kills every job of every registered session and removes
+ * their directories. The reaper starts with the first registration (`bash` runs it) and ends
+ * with the last release; a command that kills it only makes the host start another. `keeper`,
+ * when given, is forked by the reaper (not by the host, whose fork costs far more) and ends with
+ * the registration.
+ */
+export function registerWithReaper(bash: string, id: string, entry: ReaperEntry, keeper: KeptProcess | null = null): ReaperRegistration {
+  const r: Registered = { entry: { ...entry, dirs: [...entry.dirs] }, keeper: keeper === null ? null : { file: keeper.file, args: [...keeper.args] } }
+  registered.set(id, r)
+  if (child === null) {
+    bashUsed = bash
+    quickDeaths = 0
+    start()
+  } else {
+    child.stdin?.write(addMessage(id, r))
+  }
+  return {
+    release() {
+      if (registered.get(id) !== r) return
+      registered.delete(id)
+      child?.stdin?.write(message(['del', id]))
+      if (registered.size === 0) stop()
+    },
+  }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { AttachServer } from '../attach/server.ts'
@@ -9,6 +9,7 @@ import { shareLoginEnvironment, type SurfaceOptions } from '../session.ts'
 import { allowedHosts, hostHeader, isAllowedOrigin, isLoopback } from './guard.ts'
 import { BodyTooLarge, readBody } from './read-body.ts'
 import { createMcpServer, type HandsMcpServer } from './server.ts'
+import { bridgeRequest } from './web-bridge.ts'
 
 export { isLoopback }
 
@@ -60,7 +61,7 @@ export interface RunningHttpServer {
 
 interface LiveSession {
   id: string
-  transport: StreamableHTTPServerTransport
+  transport: WebStandardStreamableHTTPServerTransport
   hands: HandsMcpServer
   /** Requests of this session still open (a held SSE stream counts). */
   active: number
@@ -182,7 +183,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     let registered = false
     try {
       const hands = createMcpServer(sessionOptions)
-      const transport = new StreamableHTTPServerTransport({
+      const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (sid) => {
           const s: LiveSession = { id: sid, transport, hands, active: 0, idle: null, label: String(++labels) }
@@ -199,7 +200,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
         else void hands.close()
       }
       await hands.server.connect(transport)
-      await transport.handleRequest(req, res, body)
+      await bridgeRequest(transport, req, res, body)
       if (!registered) await hands.close()
     } finally {
       opening--
@@ -248,7 +249,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       }
       hold(s, res)
       const body = req.method === 'POST' ? await readJson(req, maxBody) : undefined
-      return s.transport.handleRequest(req, res, body)
+      return bridgeRequest(s.transport, req, res, body)
     }
     if (req.method !== 'POST') return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request')
     const body = await readJson(req, maxBody)

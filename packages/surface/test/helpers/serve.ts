@@ -14,7 +14,7 @@ export interface ServedHttp {
   url: string
   pid: number
   child: ChildProcess
-  /** The server's TMPDIR: every spool folder and reaper of its sessions names it. */
+  /** The server's TMPDIR: every spool folder and ruleset keeper of its sessions names it. */
   tmp: string
   root: string
   stderr(): string
@@ -93,7 +93,7 @@ function cgroupDirOf(pid: number): string | null {
   }
 }
 
-/** What a server's sessions leave on the machine: session cgroups, spool folders, live processes naming its TMPDIR or root (reapers, shells). */
+/** What a server's sessions leave on the machine: session cgroups, spool folders, its reaper, live processes naming its TMPDIR or root (shells, ruleset keepers). */
 export interface Leftovers {
   cgroups: string[]
   spools: string[]
@@ -104,7 +104,9 @@ export interface Leftovers {
 export function leftovers(s: Pick<ServedHttp, 'pid' | 'tmp' | 'root'>, cgroupDir: string | null): Leftovers {
   const cgroups = cgroupDir === null || !existsSync(cgroupDir) ? [] : readdirSync(cgroupDir).filter((n) => n.startsWith(`hands-${s.pid}-`))
   const spools = existsSync(s.tmp) ? readdirSync(s.tmp).filter((n) => n.startsWith('hands-shell-')) : []
-  const processes = [...processesMentioning(s.tmp), ...processesMentioning(s.root)].filter((p) => p.pid !== s.pid)
+  // The server's one reaper names the server's pid (`hands-reaper hands-<pid>`); its shells and keepers name its TMPDIR or root.
+  const all = [...processesMentioning(`hands-reaper hands-${s.pid}`), ...processesMentioning(s.tmp), ...processesMentioning(s.root)]
+  const processes = [...new Map(all.filter((p) => p.pid !== s.pid).map((p) => [p.pid, p])).values()]
   return { cgroups, spools, processes }
 }
 

@@ -1,0 +1,56 @@
+/**
+ * `pnpm bench pause`: what a pause before a call costs. `shell_run(["true"])` right after the call
+ * before it and after a 50 ms pause, with per-job cgroups and with the environment marker, beside
+ * a raw `bash -c true` spawn timed the same two ways. Moving a process into a cgroup takes the
+ * kernel's cgroup_threadgroup_rwsem for writing, which waits for an RCU grace period unless
+ * another move happened a moment before; every first call of a session, and every call a model
+ * makes after thinking, pays that.
+ */
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
+import { median, rawSpawn, spread } from './timings.ts'
+
+const ROUNDS = 60
+const PAUSE_MS = 50
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-pause-')))
+const loginEnv = async () => ({ env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, source: 'host' as const, error: null })
+const runtimes: Array<[string, ShellRuntime]> = [
+  ['cgroup', createShellRuntime({ roots: [root], loginEnv, tree: 'cgroup' })],
+  ['marker', createShellRuntime({ roots: [root], loginEnv, tree: 'marker' })],
+]
+try {
+  const series = new Map<string, number[]>()
+  const time = async (name: string, call: () => Promise<unknown>) => {
+    const t = performance.now()
+    await call()
+    const list = series.get(name) ?? []
+    list.push(performance.now() - t)
+    series.set(name, list)
+  }
+  const calls: Array<[string, () => Promise<unknown>]> = [
+    ['raw spawn bash -c true', rawSpawn],
+    ...runtimes.map(([tree, rt]): [string, () => Promise<unknown>] => [`shell_run(["true"]), ${tree} trees`, () => rt.shell_run({ commands: ['true'] })]),
+  ]
+  for (const [, call] of calls) for (let i = 0; i < 5; i++) await call()
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const [name, call] of calls) {
+      await call()
+      await time(`${name}, right after a call`, call)
+      await new Promise((r) => setTimeout(r, PAUSE_MS))
+      await time(`${name}, after a ${PAUSE_MS} ms pause`, call)
+    }
+  }
+  console.log(`${ROUNDS} rounds; min – median – max\n`)
+  for (const [name, times] of series) console.log(`${name.padEnd(64)} ${spread(times)}`)
+  console.log('')
+  for (const [name] of calls) {
+    const ratio = median(series.get(`${name}, after a ${PAUSE_MS} ms pause`) ?? []) / median(series.get(`${name}, right after a call`) ?? [])
+    console.log(`${`${name}: after a pause / right after`.padEnd(64)} ${ratio.toFixed(2)}x`)
+  }
+} finally {
+  await Promise.all(runtimes.map(([, rt]) => rt.close()))
+  rmSync(root, { recursive: true, force: true })
+}
