@@ -1,8 +1,14 @@
 /*
  * hands-confine: the first process of every hands job. It does, in this order:
  *
- *   1. --cgroup FILE     write its own pid to FILE (the job's cgroup.procs) before it can fork
- *                        and before anything restricts it, so the job cannot skip joining;
+ *   1. --cgroup FILE     start the job inside the cgroup whose cgroup.procs is FILE: clone3
+ *                        with CLONE_INTO_CGROUP, the child going on with 2–4 while this process
+ *                        stays as its relay (it forwards the signals sent to it and ends as the
+ *                        child ended). Moving a process with cgroup.procs waits for an RCU grace
+ *                        period (~10 ms) after a quiet moment; a process born in its cgroup does
+ *                        not. Where the kernel lacks it (< 5.7), it writes its own pid to FILE
+ *                        instead. Either way before anything restricts it, so the job cannot
+ *                        skip joining;
  *   2. --landlock ...    drop the capabilities that see through a sandbox, PR_SET_NO_NEW_PRIVS,
  *                        then one Landlock ruleset for the job and all it starts: read and
  *                        execute everywhere except the --hide paths (--read and --list grant
@@ -80,6 +86,9 @@ __asm__(".text\n.global _start\n_start:\n mov x29, #0\n mov x30, #0\n mov x0, sp
 #endif
 #ifndef __NR_pidfd_getfd
 #define __NR_pidfd_getfd 438
+#endif
+#ifndef __NR_clone3
+#define __NR_clone3 435
 #endif
 #ifndef PR_SET_PTRACER
 #define PR_SET_PTRACER 0x59616d61
@@ -441,6 +450,108 @@ static void grant_read_except(const char *dir, int dir_fd) {
   sys(__NR_close, list_fd, 0, 0);
 }
 
+/* ---- starting the job inside its cgroup ----------------------------------------------------- */
+
+#define CLONE_INTO_CGROUP_FLAG 0x200000000ULL
+#define SIGCHLD_NR 17
+#define SI_KERNEL_CODE 0x80
+
+struct clone3_args {
+  u64 flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+
+struct signalfd_info {
+  __u32 signo;
+  __s32 err;
+  __s32 code;
+  __u32 rest[29];
+};
+
+/* Signals the relay passes on to the job when a process sent them (kill, not the terminal: the
+ * terminal signals the whole foreground process group, the job included). */
+static const int relayed[] = {1, 2, 3, 10, 12, 14, 15, 18, 20, 28};
+
+static unsigned long signal_bit(int sig) {
+  return 1UL << (sig - 1);
+}
+
+/*
+ * Clone a child into the cgroup directory `dir_fd`. In the child, return 0 (it goes on to become
+ * the job); -errno when the kernel cannot. In the parent, never return: relay signals to the child
+ * and end as it ended — exit with its code, or die by its signal.
+ */
+static long clone_into(int dir_fd) {
+  unsigned long relay_mask = signal_bit(SIGCHLD_NR), old_mask = 0;
+  for (size_t k = 0; k < sizeof relayed / sizeof relayed[0]; k++) relay_mask |= signal_bit(relayed[k]);
+  /* Block before the clone, so no signal meant for the job is lost between the clone and the relay. */
+  sys6(__NR_rt_sigprocmask, 0 /* SIG_BLOCK */, (long)&relay_mask, (long)&old_mask, 8, 0, 0);
+  long parent = sys(__NR_getpid, 0, 0, 0);
+  struct clone3_args args;
+  memset(&args, 0, sizeof args);
+  args.flags = CLONE_INTO_CGROUP_FLAG;
+  args.exit_signal = SIGCHLD_NR;
+  args.cgroup = (u64)dir_fd;
+  long child = sys(__NR_clone3, &args, sizeof args, 0);
+  if (child <= 0) {
+    sys6(__NR_rt_sigprocmask, 2 /* SIG_SETMASK */, (long)&old_mask, 0, 8, 0, 0);
+    if (child == 0) {
+      /* The job dies with its relay (a SIGKILL meant for the job's first process). */
+      sys6(__NR_prctl, PR_SET_PDEATHSIG, 9, 0, 0, 0, 0);
+      if (sys(__NR_getppid, 0, 0, 0) != parent) quit(137);
+    }
+    return child;
+  }
+  sys(__NR_close, dir_fd, 0, 0);
+  int sfd = (int)sys6(__NR_signalfd4, -1, (long)&relay_mask, 8, O_CLOEXEC, 0, 0);
+  if (sfd < 0) die("cannot relay signals to the job", 0, sfd);
+  for (;;) {
+    int status = 0;
+    long w = sys6(__NR_wait4, child, (long)&status, 1 /* WNOHANG */, 0, 0, 0);
+    if (w == child) {
+      int sig = status & 0x7f;
+      if (sig == 0) quit((status >> 8) & 0xff);
+      /* Die by the same signal, so the host sees what the job saw; 128 + N if it is not fatal. */
+      unsigned long all = ~0UL;
+      sys6(__NR_rt_sigprocmask, 1 /* SIG_UNBLOCK */, (long)&all, 0, 8, 0, 0);
+      long dfl[4] = {0, 0, 0, 0};
+      sys6(__NR_rt_sigaction, sig, (long)dfl, 0, 8, 0, 0);
+      sys(__NR_kill, parent, sig, 0);
+      quit(128 + sig);
+    }
+    if (w < 0 && w != -4 /* EINTR */) quit(125);
+    struct signalfd_info info;
+    long n = sys(__NR_read, sfd, &info, sizeof info);
+    if (n != (long)sizeof info || info.signo == SIGCHLD_NR) continue;
+    if (info.code != SI_KERNEL_CODE) sys(__NR_kill, child, info.signo, 0);
+  }
+}
+
+/* Start the job in the cgroup whose cgroup.procs is `procs`; write the pid there where clone3 cannot. */
+static void join_cgroup(const char *procs) {
+  static char dir[4096];
+  size_t n = len(procs), slash = 0;
+  if (n >= sizeof dir) die("the job's cgroup path is too long", procs, -36);
+  for (size_t k = 0; k < n; k++) dir[k] = procs[k], slash = procs[k] == '/' ? k : slash;
+  dir[slash] = 0;
+  int dir_fd = (int)sys(__NR_openat, AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    long r = clone_into(dir_fd);
+    if (r == 0) {
+      sys(__NR_close, dir_fd, 0, 0);
+      return;
+    }
+    sys(__NR_close, dir_fd, 0, 0);
+    if (r != -38 /* ENOSYS */ && r != -22 /* EINVAL */ && r != -95 /* EOPNOTSUPP */) die("cannot start the job in its cgroup", dir, r);
+  }
+  int fd = (int)sys(__NR_openat, AT_FDCWD, procs, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) die("cannot open the job's cgroup", procs, fd);
+  put_num(sys(__NR_getpid, 0, 0, 0)), put("\n");
+  long w = sys(__NR_write, fd, out, out_len);
+  if (w != (long)out_len) die("cannot join the job's cgroup", procs, w < 0 ? w : -5);
+  out_len = 0;
+  sys(__NR_close, fd, 0, 0);
+}
+
 /* ---- main ---------------------------------------------------------------------------------- */
 
 __attribute__((noreturn)) static void usage(const char *why) {
@@ -652,15 +763,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
   }
   if (keep_file == 0 && i >= argc) usage("no PROGRAM after --");
 
-  if (cgroup) {
-    int fd = (int)sys(__NR_openat, AT_FDCWD, cgroup, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) die("cannot open the job's cgroup", cgroup, fd);
-    put_num(sys(__NR_getpid, 0, 0, 0)), put("\n");
-    long w = sys(__NR_write, fd, out, out_len);
-    if (w != (long)out_len) die("cannot join the job's cgroup", cgroup, w < 0 ? w : -5);
-    out_len = 0;
-    sys(__NR_close, fd, 0, 0);
-  }
+  if (cgroup) join_cgroup(cgroup);
 
   if (is_landlock || keep_file) {
     long err = 0;

@@ -253,6 +253,28 @@ describe('shell_type', () => {
     expect((await exited(rt, b.id)).exit).toBe(0)
   })
 
+  it('passes a signal sent to the shell\'s pid on to its script, and a Ctrl-C typed at the terminal reaches the program once', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: ["trap 'echo got USR1' USR1; echo ready; while :; do sleep 0.05; done"] })
+    await logsUntil(rt, b.id, (l) => l.includes('ready'))
+    process.kill(b.pid, 'SIGUSR1')
+    await logsUntil(rt, b.id, (l) => l.includes('got USR1'))
+    await rt.shell_stop({ id: b.id })
+
+    const py = await rt.shell_background({ commands: ['python3 -i -q'] })
+    await logsUntil(rt, py.id, (l) => l.at(-1) === '>>> ')
+    await rt.shell_type({ id: py.id, text: 'import time; time.sleep(30)' })
+    await new Promise((r) => setTimeout(r, 300))
+    await rt.shell_type({ id: py.id, text: '\u0003', is_enter: false })
+    const lines = await logsUntil(rt, py.id, (l) => l.includes('KeyboardInterrupt') && l.at(-1) === '>>> ')
+    await new Promise((r) => setTimeout(r, 300))
+    const after = (await rt.shell_logs({ id: py.id, n: 50 })).lines
+    expect(after.filter((l) => l.includes('KeyboardInterrupt'))).toHaveLength(1)
+    expect(lines.at(-1)).toBe('>>> ')
+    await rt.shell_type({ id: py.id, text: 'exit()' })
+    expect((await exited(rt, py.id)).exit).toBe(0)
+  })
+
   it('refuses a shell that is not running with not_running and a hint', async () => {
     const { rt } = makeRuntime()
     const b = await rt.shell_background({ commands: ['true'] })

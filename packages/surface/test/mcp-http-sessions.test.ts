@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { structured } from './helpers/mcp.ts'
 import { eventually, isAlive } from './helpers/procs.ts'
@@ -58,9 +59,20 @@ describe('hands serve --http: sessions that end', () => {
 
     expect(await eventually(() => abandoned.every((a) => !isAlive(a.pid)), 60_000)).toBe(true)
     // Only the session that kept talking holds anything now: its own cgroup, spool folder and
-    // shell, its ruleset keeper (named by its spool folder), and the server's one reaper.
+    // shell (the shell's first process and what runs in its cgroup), its ruleset keeper (named by
+    // its spool folder), and the server's one reaper.
+    const inCgroup = (pid: number, name: string | undefined) => {
+      try {
+        return name !== undefined && readFileSync(`/proc/${pid}/cgroup`, 'latin1').includes(`/${name}/`)
+      } catch {
+        return false
+      }
+    }
     const itsOwn = (left: ReturnType<typeof leftovers>) =>
-      left.processes.every((p) => p.pid === keptShell.pid || p.cmd.includes(`hands-reaper hands-${s.pid}`) || p.cmd.includes(`/${left.spools[0]}/`))
+      left.processes.every(
+        (p) =>
+          p.pid === keptShell.pid || inCgroup(p.pid, left.cgroups[0]) || p.cmd.includes(`hands-reaper hands-${s.pid}`) || p.cmd.includes(`/${left.spools[0]}/`),
+      )
     expect(
       await eventually(() => {
         const left = leftovers(s, cgroup)
