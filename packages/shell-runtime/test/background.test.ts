@@ -253,7 +253,7 @@ describe('shell_type', () => {
     expect((await exited(rt, b.id)).exit).toBe(0)
   })
 
-  it('passes a signal sent to the shell\'s pid on to its script, and a Ctrl-C typed at the terminal reaches the program once', async () => {
+  it("passes a signal sent to the shell's pid on to its script, and a Ctrl-C typed at the terminal reaches the program once", async () => {
     const { rt } = makeRuntime()
     const b = await rt.shell_background({ commands: ["trap 'echo got USR1' USR1; echo ready; while :; do sleep 0.05; done"] })
     await logsUntil(rt, b.id, (l) => l.includes('ready'))
