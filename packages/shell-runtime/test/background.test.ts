@@ -260,6 +260,10 @@ describe('shell_type', () => {
     process.kill(b.pid, 'SIGUSR1')
     await logsUntil(rt, b.id, (l) => l.includes('got USR1'))
     await rt.shell_stop({ id: b.id })
+    // What started the job inside its cgroup is hands' own: a stop counts only the job's processes.
+    const one = await rt.shell_background({ commands: ['sleep 600'] })
+    await eventually(() => (readFileSync(`/proc/${one.pid}/task/${one.pid}/children`, 'latin1').trim() !== '' ? true : undefined))
+    expect((await rt.shell_stop({ id: one.id })).note).toBe('Stopped 1 process with SIGTERM.')
 
     const py = await rt.shell_background({ commands: ['python3 -i -q'] })
     await logsUntil(rt, py.id, (l) => l.at(-1) === '>>> ')

@@ -15,8 +15,11 @@ export interface StopReport {
 }
 
 /**
- * The job's first process, which exists before it has joined its tree (a stop can come in the
- * moment after spawn). It is our own unreaped child until `isExited()`, so its pid is safe to signal.
+ * The process hands spawned for the job: the job's first process before it has joined its tree (a
+ * stop can come in the moment after spawn), or the helper that started the job inside its cgroup
+ * and relays to it. It is our own unreaped child until `isExited()`, so its pid is safe to signal;
+ * it counts as one of the job's processes only while the tree shows none, so a relay is signalled
+ * (it passes the signal on) but never reported as something the job left running.
  */
 export interface RootProcess {
   readonly pid: number | undefined
@@ -25,7 +28,7 @@ export interface RootProcess {
 
 function livePids(tree: JobTree, root: RootProcess | undefined, strays: readonly number[] = []): number[] {
   const pids = tree.pids()
-  if (root?.pid !== undefined && !root.isExited() && !pids.includes(root.pid)) pids.push(root.pid)
+  if (pids.length === 0 && root?.pid !== undefined && !root.isExited()) pids.push(root.pid)
   for (const p of strays) if (!pids.includes(p) && isAlive(p)) pids.push(p)
   return pids
 }
