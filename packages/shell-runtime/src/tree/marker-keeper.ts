@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { JobTree, TreeKeeper } from './job-tree.ts'
-import { allPids, readProcFile, trySignal } from './proc.ts'
+import { allPids, readProcFile, statFields, trySignal } from './proc.ts'
 
 /** The variable that marks every process of a job when no cgroup is available. */
 export const MARKER_VAR = 'HANDS_JOB'
@@ -46,11 +46,8 @@ const pause = new Int32Array(new SharedArrayBuffer(4))
  * non-zero address.
  */
 function doubt(pid: number, isEmpty: boolean): number {
-  const stat = readProcFile(`/proc/${pid}/stat`)?.toString('latin1')
-  if (stat === undefined) return 0
-  // Index 0 here is field 3 (state); 6 is field 9 (flags); 47 and 48 are fields 50 and 51 (env_start, env_end).
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  if (fields[0] === 'Z' || (Number(fields[6]) & PF_KTHREAD) !== 0) return 0
+  const fields = statFields(pid)
+  if (fields === null || fields[0] === 'Z' || (Number(fields[6]) & PF_KTHREAD) !== 0) return 0
   const envStart = Number(fields[47])
   const envEnd = Number(fields[48])
   if (isEmpty && (envEnd === 0 || envEnd > envStart)) return IN_EXEC_ROUNDS
@@ -67,44 +64,39 @@ function doubt(pid: number, isEmpty: boolean): number {
 export function scanMarked(needle: Buffer, isPrefix: boolean, after = 0): number[] {
   const marked = new Set<number>()
   const from = after > 0 && lastPid() >= after ? after : 0
+  /** Read `pid`'s environment: true when it shows the marker, else how many more reads it is worth (at most `left`). */
+  const look = (pid: number, left: number): true | number => {
+    const env = readProcFile(`/proc/${pid}/environ`)
+    if (env === null) return 0
+    if (env.length > 0 && holdsMarker(env, needle, isPrefix)) return true
+    if (env.length > 0 && from === 0) return 0
+    return Math.min(left, doubt(pid, env.length === 0))
+  }
   const seen: number[] = []
   let unsure: Array<{ pid: number; left: number }> = []
   for (const pid of allPids()) {
     if (pid === self || pid <= from) continue
     seen.push(pid)
-    const env = readProcFile(`/proc/${pid}/environ`)
-    if (env === null) continue
-    if (env.length > 0 && holdsMarker(env, needle, isPrefix)) {
-      marked.add(pid)
-      continue
-    }
-    if (env.length > 0 && from === 0) continue
-    const left = doubt(pid, env.length === 0)
-    if (left > 0) unsure.push({ pid, left })
+    const got = look(pid, IN_EXEC_ROUNDS)
+    if (got === true) marked.add(pid)
+    else if (got > 0) unsure.push({ pid, left: got })
   }
   // Read the doubtful ones again, 1 ms apart, until each shows the marker or stops being in doubt.
   while (unsure.length > 0) {
     Atomics.wait(pause, 0, 0, 1)
     unsure = unsure.filter((u) => {
-      const env = readProcFile(`/proc/${u.pid}/environ`)
-      if (env === null) return false
-      if (env.length > 0 && holdsMarker(env, needle, isPrefix)) {
-        marked.add(u.pid)
-        return false
-      }
-      if (env.length > 0 && from === 0) return false
-      u.left = Math.min(u.left - 1, doubt(u.pid, env.length === 0))
-      return u.left > 0
+      const got = look(u.pid, u.left - 1)
+      if (got === true) marked.add(u.pid)
+      else u.left = got
+      return got !== true && got > 0
     })
   }
   if (marked.size === 0) return []
   // Follow children of marked processes (a process started with a cleared environment).
   const parents = new Map<number, number>()
   for (const pid of seen) {
-    const stat = readProcFile(`/proc/${pid}/stat`)?.toString('latin1')
-    if (stat === undefined) continue
-    const rest = stat.slice(stat.lastIndexOf(')') + 2)
-    if (rest[0] !== 'Z') parents.set(pid, Number(rest.split(' ')[1]))
+    const fields = statFields(pid)
+    if (fields !== null && fields[0] !== 'Z') parents.set(pid, Number(fields[1]))
   }
   let grew = true
   while (grew) {

@@ -43,14 +43,19 @@ export function allPids(): number[] {
   return out
 }
 
+/**
+ * The fields of /proc/<pid>/stat after the command name, split on spaces: index 0 is field 3
+ * (state), 1 the parent pid, 6 the flags, 47 and 48 env_start and env_end. Null when it cannot be read.
+ */
+export function statFields(pid: number): string[] | null {
+  const stat = readProcFile(`/proc/${pid}/stat`)?.toString('latin1')
+  return stat === undefined ? null : stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+}
+
 /** True while `pid` exists and is not a zombie. */
 export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    return stat[stat.lastIndexOf(')') + 2] !== 'Z'
-  } catch {
-    return false
-  }
+  const fields = statFields(pid)
+  return fields !== null && fields[0] !== 'Z'
 }
 
 /** A short, human description of a process: its command line, cut to `max` characters. */
