@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { median, spread } from './timings.ts'
 import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
 
 const MiB = 1024 * 1024
@@ -18,12 +19,6 @@ function report(what: string, figure: string, verdict = '') {
 }
 function check(ok: boolean, target: string): string {
   return `${ok ? 'ok' : 'MISSED'} (target ${target})`
-}
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
-const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number
-const spread = (xs: number[], digits = 2) => {
-  const s = sorted(xs)
-  return `${(s[0] as number).toFixed(digits)}–${median(xs).toFixed(digits)}–${(s.at(-1) as number).toFixed(digits)}`
 }
 
 function rawSpawn(): Promise<void> {

@@ -15,6 +15,7 @@ import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { spread } from './timings.ts'
 import { createShellRuntime, SHELL_LIMITS, type ShellRuntime, type ShellRuntimeOptions } from '@hands/shell-runtime'
 import { waitExited } from './wait-exited.ts'
 
@@ -28,12 +29,6 @@ const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-limits-')))
 
 function report(what: string, figure: string) {
   console.log(`${what.padEnd(64)} ${figure}`)
-}
-
-/** min–median–max of `xs`, each with `digits` decimals. */
-function spread(xs: number[], digits = 2): string {
-  const s = [...xs].sort((a, b) => a - b)
-  return `${s[0]?.toFixed(digits)} – ${s[Math.floor(s.length / 2)]?.toFixed(digits)} – ${s.at(-1)?.toFixed(digits)}`
 }
 
 /** Throughput and disk left behind, each min – median – max. */

@@ -138,7 +138,7 @@ try {
     }
   }
   console.log(`${CALLS} interleaved calls per series after ${WARMUP} warm-up rounds, the order rotated each round; min – median – max\n`)
-  for (const s of series) report(s.name, spread(s.times))
+  for (const s of series) report(s.name, spread(s.times, 2, 'ms'))
   const m = (name: string) => median((series.find((s) => s.name === name) as Series).times)
   console.log('')
   for (const tool of ['shell_run(["true"])', 'file_exists(["."])']) {
@@ -184,15 +184,15 @@ try {
     await d.client.close()
   }
   console.log('')
-  report(`first shell_run of a new HTTP session (${NEW_SESSIONS})`, spread(first))
-  report('a later shell_run of the same sessions', spread(later))
+  report(`first shell_run of a new HTTP session (${NEW_SESSIONS})`, spread(first, 2, 'ms'))
+  report('a later shell_run of the same sessions', spread(later, 2, 'ms'))
   const ratio = median(first) / median(later)
   report('  first / later (medians)', `${ratio.toFixed(2)}x`, check(ratio <= 1.5, '≤ 1.5x'))
-  report(`a later shell_run after a ${PAUSE_MS} ms pause`, spread(paused))
+  report(`a later shell_run after a ${PAUSE_MS} ms pause`, spread(paused, 2, 'ms'))
   const pausedRatio = median(first) / median(paused)
   report('  first / later after a pause (medians)', `${pausedRatio.toFixed(2)}x`, check(pausedRatio <= 1.5, '≤ 1.5x'))
-  report(`first call (file_exists) of other new sessions (${NEW_SESSIONS})`, spread(firstFs))
-  report('  then their first shell_run', spread(firstAfterFs))
+  report(`first call (file_exists) of other new sessions (${NEW_SESSIONS})`, spread(firstFs, 2, 'ms'))
+  report('  then their first shell_run', spread(firstAfterFs, 2, 'ms'))
   report('  first shell_run after file_exists / later', `${(median(firstAfterFs) / median(later)).toFixed(2)}x`)
 
   await http.transport.terminateSession()

@@ -44,7 +44,7 @@ try {
     }
   }
   console.log(`${ROUNDS} rounds; min – median – max\n`)
-  for (const [name, times] of series) console.log(`${name.padEnd(64)} ${spread(times)}`)
+  for (const [name, times] of series) console.log(`${name.padEnd(64)} ${spread(times, 2, 'ms')}`)
   console.log('')
   for (const [name] of calls) {
     const ratio = median(series.get(`${name}, after a ${PAUSE_MS} ms pause`) ?? []) / median(series.get(`${name}, right after a call`) ?? [])

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { median } from './timings.ts'
 import { createShellRuntime } from '@hands/shell-runtime'
 import { waitExited } from './wait-exited.ts'
 
@@ -114,7 +115,6 @@ try {
     await rt.shell_run({ commands: ['true'] })
     runTimes.push(performance.now() - t)
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
   const rawPer = median(rawTimes)
   const runPer = median(runTimes)

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { median, spread } from './timings.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repo = join(here, '..', '..')
@@ -95,12 +96,6 @@ function importOnce(specifier: string, cwd: string): Promise<number> {
   })
 }
 
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
-const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number
-const mmm = (xs: number[], unit: string) => {
-  const s = sorted(xs)
-  return `${(s[0] as number).toFixed(0)} – ${median(s).toFixed(0)} – ${(s[s.length - 1] as number).toFixed(0)} ${unit}`
-}
 function report(what: string, figure: string, verdict = '') {
   console.log(`${what.padEnd(52)} ${figure.padEnd(28)} ${verdict}`)
 }
@@ -139,15 +134,15 @@ try {
     }
   }
   console.log(`node ${process.version}, ${ROUNDS} interleaved rounds, min – median – max\n`)
-  report('minimal SDK server: spawn → initialize', mmm(floor, 'ms'))
-  report('hands serve (dist, plain node): spawn → initialize', mmm(hands, 'ms'))
+  report('minimal SDK server: spawn → initialize', spread(floor, 0, 'ms'))
+  report('hands serve (dist, plain node): spawn → initialize', spread(hands, 0, 'ms'))
   const ratio = median(hands) / median(floor)
   report('  ratio hands / minimal (medians)', `${ratio.toFixed(2)}x`, `${ratio <= TARGET ? 'ok' : 'MISSED'} (target ≤ ${TARGET}x)`)
-  report('minimal SDK server: spawn → tools/list answered', mmm(floorList, 'ms'))
-  report('hands serve: spawn → tools/list answered', mmm(handsList, 'ms'))
+  report('minimal SDK server: spawn → tools/list answered', spread(floorList, 0, 'ms'))
+  report('hands serve: spawn → tools/list answered', spread(handsList, 0, 'ms'))
   report('  ratio hands / minimal (medians)', `${(median(handsList) / median(floorList)).toFixed(2)}x`, '(the tools load after initialize)')
-  report('minimal SDK server: idle RSS', mmm(floorRss, 'MiB'))
-  report('hands serve: idle RSS, tools loaded', mmm(handsRss, 'MiB'))
+  report('minimal SDK server: idle RSS', spread(floorRss, 0, 'MiB'))
+  report('hands serve: idle RSS, tools loaded', spread(handsRss, 0, 'MiB'))
 
   const sdkImport: number[] = []
   const surfaceImport: number[] = []
@@ -155,8 +150,8 @@ try {
     sdkImport.push(await importOnce('@modelcontextprotocol/sdk/server/index.js', here))
     surfaceImport.push(await importOnce('@hands/surface', here))
   }
-  report("cold import('@modelcontextprotocol/sdk/server/index.js')", mmm(sdkImport, 'ms'))
-  report("cold import('@hands/surface') (dist)", mmm(surfaceImport, 'ms'))
+  report("cold import('@modelcontextprotocol/sdk/server/index.js')", spread(sdkImport, 0, 'ms'))
+  report("cold import('@hands/surface') (dist)", spread(surfaceImport, 0, 'ms'))
   report('  ratio surface / SDK server module (medians)', `${(median(surfaceImport) / median(sdkImport)).toFixed(2)}x`)
 } finally {
   rmSync(root, { recursive: true, force: true })

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
+import { median, spread } from './timings.ts'
 import { createShellRuntime } from '@hands/shell-runtime'
 import { waitExited } from './wait-exited.ts'
 import { Screen } from '../../packages/shell-runtime/src/screen/screen.ts'
@@ -22,13 +23,6 @@ const BYTES = 256 * MiB
 const PRINTER = `yes ${'x'.repeat(99)} | head -c ${BYTES}`
 const ROUNDS = Number(process.env['HANDS_BENCH_ROUNDS'] ?? 5)
 
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
-const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] as number
-const spread = (xs: number[], digits = 2, unit = '') =>
-  `${sorted(xs)
-    .map((x) => x.toFixed(digits))
-    .filter((_, i, a) => i === 0 || i === a.length - 1 || i === Math.floor(a.length / 2))
-    .join('–')}${unit}`
 function report(what: string, figure: string, verdict = '') {
   console.log(`${what.padEnd(62)} ${figure.padEnd(30)} ${verdict}`)
 }

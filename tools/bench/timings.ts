@@ -5,10 +5,11 @@ export function median(xs: number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
 }
 
-/** `min – median – max ms` of `xs`. */
-export function spread(xs: number[]): string {
+/** `min – median – max` of `xs`, each with `digits` decimals, then `unit` when given. */
+export function spread(xs: number[], digits = 2, unit = ''): string {
   const s = [...xs].sort((a, b) => a - b)
-  return `${(s[0] as number).toFixed(2)} – ${median(xs).toFixed(2)} – ${(s[s.length - 1] as number).toFixed(2)} ms`
+  const text = `${(s[0] as number).toFixed(digits)} – ${median(xs).toFixed(digits)} – ${(s[s.length - 1] as number).toFixed(digits)}`
+  return unit === '' ? text : `${text} ${unit}`
 }
 
 /** The baseline of every per-call figure: spawn `bash -c true` and wait for its exit. */
