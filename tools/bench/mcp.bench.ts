@@ -3,7 +3,11 @@
  * `file_exists(["."])` round trips through the SDK client over stdio and Streamable HTTP (each
  * server a process of its own), side by side with the same calls on the library session and a
  * raw `bash -c true` spawn, interleaved call by call so load from elsewhere falls on every
- * series alike. Then the first `shell_run` of a new HTTP session (which starts that session's
+ * series alike. Two more answerers tell the client's part from the server's: the same HTTP
+ * session reached with a node:http client instead of the SDK's, and a bare node:http server
+ * (fixtures/floor-mcp-http.mjs) that does only the call's own work behind the SDK client. The
+ * CPU each call takes in this process and in the answering one shows what a 2-core machine
+ * runs out of. Then the first `shell_run` of a new HTTP session (which starts that session's
  * shell runtime: spool folder, cgroup, its registration with the server's one reaper, which
  * forks its ruleset keeper) against a later one, and the same after a first `file_exists`, which
  * tells the shell runtime's start from what any first call of a new session costs. A later call
@@ -13,7 +17,8 @@
  * call after a pause pays: the second ratio is what the session's start itself costs.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { lstat } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -27,18 +32,36 @@ import { median, rawSpawn, spread } from './timings.ts'
 const here = dirname(fileURLToPath(import.meta.url))
 const MAIN = join(here, '..', '..', 'packages', 'surface', 'src', 'cli', 'main.ts')
 const NODE_ARGS = ['--conditions=hands-source', '--import', 'tsx', MAIN, 'serve']
+const FLOOR = join(here, 'fixtures', 'floor-mcp-http.mjs')
 const CALLS = 300
 const WARMUP = 30
 const NEW_SESSIONS = 30
 /** The pause before each "after a pause" call: longer than the kernel's window between cgroup moves. */
 const PAUSE_MS = 50
 
+/** CPU time (ms) process `pid` has used so far, every thread of it (not its children): from schedstat, in ns. */
+function cpuOf(pid: number): number {
+  let ns = 0
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0])
+    } catch {
+      // the thread ended
+    }
+  }
+  return ns / 1e6
+}
+const ownCpu = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
+}
+
 function report(what: string, figure: string, verdict = '') {
   console.log(`${what.padEnd(54)} ${figure.padEnd(30)} ${verdict}`)
 }
 const check = (ok: boolean, target: string) => `${ok ? 'ok' : 'MISSED'} (target ${target})`
 
-async function httpServer(root: string): Promise<{ url: string; stop: () => Promise<void> }> {
+async function httpServer(root: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [...NODE_ARGS, '--root', root, '--http', '127.0.0.1:0', '--max-sessions', String(NEW_SESSIONS + 8)], {
     stdio: ['ignore', 'ignore', 'pipe'],
   })
@@ -54,8 +77,27 @@ async function httpServer(root: string): Promise<{ url: string; stop: () => Prom
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   return {
     url,
+    pid: child.pid as number,
     stop: async () => {
       child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+/** The floor server (fixtures/floor-mcp-http.mjs): only the call's own work behind the SDK client. */
+async function floorServer(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [FLOOR], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()))
+    child.once('exit', () => reject(new Error('the floor server exited')))
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  return {
+    url,
+    pid: child.pid as number,
+    stop: async () => {
+      child.stdin.end()
       await exited
     },
   }
@@ -66,10 +108,10 @@ async function httpServer(root: string): Promise<{ url: string; stop: () => Prom
  * of the SDK client: what the server and the loopback round trip cost, without the SDK client's
  * fetch, stream and schema work.
  */
-function plainHttpCall(url: string, sessionId: string): () => Promise<void> {
+function plainHttpCall(url: string, sessionId: string, tool: string, args: Record<string, unknown>): () => Promise<void> {
   const agent = new Agent({ keepAlive: true })
   const target = new URL(url)
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'file_exists', arguments: { paths: ['.'] } } })
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args } })
   const headers = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
@@ -85,7 +127,9 @@ function plainHttpCall(url: string, sessionId: string): () => Promise<void> {
         res.on('data', (d: string) => {
           text += d
         })
-        res.on('end', () => (text.includes('"is_exists":true') ? resolve() : reject(new Error(`file_exists over plain HTTP failed: ${text}`))))
+        res.on('end', () =>
+          text.includes('"result"') && !text.includes('"isError":true') ? resolve() : reject(new Error(`${tool} over plain HTTP failed: ${text}`)),
+        )
       })
       req.once('error', reject)
       req.end(body)
@@ -103,11 +147,16 @@ const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-mcp-')))
 try {
   const lib = createSurface(shareLoginEnvironment({ roots: [root] }))
   const stdio = new Client({ name: 'hands-bench', version: '0' })
-  await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [...NODE_ARGS, '--root', root], stderr: 'ignore' }))
+  const stdioTransport = new StdioClientTransport({ command: process.execPath, args: [...NODE_ARGS, '--root', root], stderr: 'ignore' })
+  await stdio.connect(stdioTransport)
+  const stdioPid = stdioTransport.pid as number
   const server = await httpServer(root)
   const http = await httpClient(server.url)
+  const floor = await floorServer()
+  const floorHttp = await httpClient(floor.url)
 
-  type Series = { name: string; call: () => Promise<unknown>; times: number[] }
+  /** A series of calls; `server` is the pid of the process that answers them, when it is not this one. */
+  type Series = { name: string; call: () => Promise<unknown>; server?: number; times: number[]; cpu: number[]; serverCpu: number[] }
   const run = (c: Client, tool: string, args: Record<string, unknown>) => async () => {
     const r = await c.callTool({ name: tool, arguments: args })
     if (r.isError) throw new Error(`${tool} failed: ${JSON.stringify(r.content)}`)
@@ -117,14 +166,38 @@ try {
     if (!r.ok) throw new Error(`${tool} failed: ${JSON.stringify(r.error)}`)
   }
   const series: Series[] = [
-    { name: 'raw spawn bash -c true', call: rawSpawn, times: [] },
-    { name: 'library shell_run(["true"])', call: libCall('shell_run', { commands: ['true'] }), times: [] },
-    { name: 'stdio shell_run(["true"])', call: run(stdio, 'shell_run', { commands: ['true'] }), times: [] },
-    { name: 'http shell_run(["true"])', call: run(http.client, 'shell_run', { commands: ['true'] }), times: [] },
-    { name: 'library file_exists(["."])', call: libCall('file_exists', { paths: ['.'] }), times: [] },
-    { name: 'stdio file_exists(["."])', call: run(stdio, 'file_exists', { paths: ['.'] }), times: [] },
-    { name: 'http file_exists(["."])', call: run(http.client, 'file_exists', { paths: ['.'] }), times: [] },
-    { name: 'http file_exists(["."]), node:http client', call: plainHttpCall(server.url, http.transport.sessionId as string), times: [] },
+    { name: 'raw spawn bash -c true', call: rawSpawn, times: [], cpu: [], serverCpu: [] },
+    { name: 'library shell_run(["true"])', call: libCall('shell_run', { commands: ['true'] }), times: [], cpu: [], serverCpu: [] },
+    { name: 'stdio shell_run(["true"])', call: run(stdio, 'shell_run', { commands: ['true'] }), server: stdioPid, times: [], cpu: [], serverCpu: [] },
+    { name: 'http shell_run(["true"])', call: run(http.client, 'shell_run', { commands: ['true'] }), server: server.pid, times: [], cpu: [], serverCpu: [] },
+    { name: 'library file_exists(["."])', call: libCall('file_exists', { paths: ['.'] }), times: [], cpu: [], serverCpu: [] },
+    { name: 'stdio file_exists(["."])', call: run(stdio, 'file_exists', { paths: ['.'] }), server: stdioPid, times: [], cpu: [], serverCpu: [] },
+    { name: 'http file_exists(["."])', call: run(http.client, 'file_exists', { paths: ['.'] }), server: server.pid, times: [], cpu: [], serverCpu: [] },
+    { name: 'raw lstat(".")', call: () => lstat(root), times: [], cpu: [], serverCpu: [] },
+    {
+      name: 'floor http file_exists(["."])',
+      call: run(floorHttp.client, 'file_exists', { paths: ['.'] }),
+      server: floor.pid,
+      times: [],
+      cpu: [],
+      serverCpu: [],
+    },
+    {
+      name: 'http shell_run(["true"]), node:http client',
+      call: plainHttpCall(server.url, http.transport.sessionId as string, 'shell_run', { commands: ['true'] }),
+      server: server.pid,
+      times: [],
+      cpu: [],
+      serverCpu: [],
+    },
+    {
+      name: 'http file_exists(["."]), node:http client',
+      call: plainHttpCall(server.url, http.transport.sessionId as string, 'file_exists', { paths: ['.'] }),
+      server: server.pid,
+      times: [],
+      cpu: [],
+      serverCpu: [],
+    },
   ]
   for (let i = 0; i < WARMUP; i++) for (const s of series) await s.call()
   // Round i starts at series i (mod n): a call pays for what the call before it left behind (a
@@ -132,9 +205,13 @@ try {
   for (let i = 0; i < CALLS; i++) {
     for (let k = 0; k < series.length; k++) {
       const s = series[(i + k) % series.length] as Series
+      const serverBefore = s.server === undefined ? 0 : cpuOf(s.server)
+      const cpu = ownCpu()
       const t = performance.now()
       await s.call()
       s.times.push(performance.now() - t)
+      s.cpu.push(ownCpu() - cpu)
+      if (s.server !== undefined) s.serverCpu.push(cpuOf(s.server) - serverBefore)
     }
   }
   console.log(`${CALLS} interleaved calls per series after ${WARMUP} warm-up rounds, the order rotated each round; min – median – max\n`)
@@ -148,6 +225,17 @@ try {
     report(`MCP over stdio adds to library ${tool}`, `${overStdio.toFixed(2)} ms (${(m(`stdio ${tool}`) / base).toFixed(2)}x)`, check(overStdio <= 1, '≤ 1 ms'))
     report(`MCP over HTTP adds to library ${tool}`, `${overHttp.toFixed(2)} ms (${(m(`http ${tool}`) / base).toFixed(2)}x)`, check(overHttp <= 2, '≤ 2 ms'))
   }
+  // The floor spawns nothing hands would not: only its lstat is timed against, since a spawn from
+  // its small process is cheaper than one from this large one.
+  const floorAdds = m('floor http file_exists(["."])') - m('raw lstat(".")')
+  report('  a bare server (the floor) adds to raw lstat(".")', `${floorAdds.toFixed(2)} ms`)
+  report('  hands over HTTP adds beyond the floor', `${(m('http file_exists(["."])') - m('library file_exists(["."])') - floorAdds).toFixed(2)} ms`)
+  console.log('\nCPU per call (medians): this process (the client, or the library with its call) · the process that answers (every thread, not its children)')
+  for (const s of series) {
+    const answering = s.serverCpu.length === 0 ? '' : ` · ${median(s.serverCpu).toFixed(2)} ms`
+    report(`  ${s.name}`, `${median(s.cpu).toFixed(2)} ms${answering}`)
+  }
+  console.log('')
   const plain = m('http file_exists(["."]), node:http client') - m('library file_exists(["."])')
   report(
     '  the same over HTTP with a node:http client',
@@ -197,6 +285,8 @@ try {
 
   await http.transport.terminateSession()
   await http.client.close()
+  await floorHttp.client.close()
+  await floor.stop()
   await stdio.close()
   await server.stop()
   await lib.close()

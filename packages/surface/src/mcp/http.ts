@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { AttachServer } from '../attach/server.ts'
 import { shareLoginEnvironment, type SurfaceOptions } from '../session.ts'
 import { allowedHosts, hostHeader, isAllowedOrigin, isLoopback } from './guard.ts'
 import { BodyTooLarge, readBody } from './read-body.ts'
+import { HttpTransport } from './http-transport.ts'
 import { createMcpServer, type HandsMcpServer } from './server.ts'
-import { bridgeRequest } from './web-bridge.ts'
 
 export { isLoopback }
 
@@ -20,6 +19,12 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000
 export const DEFAULT_MAX_SESSIONS = 32
 /** The largest request body read (4 MiB); a larger one is answered 413. */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+/**
+ * How long an idle connection stays open (60 s). A model's calls come seconds apart; with Node's
+ * default of 5 s, a client (undici closes a second before the server's hint) reconnects for
+ * nearly every call.
+ */
+const KEEP_ALIVE_MS = 60_000
 /** How long a client answered 413 may go on sending (read and dropped) before its connection is cut. */
 const DRAIN_MS = 5000
 
@@ -61,7 +66,7 @@ export interface RunningHttpServer {
 
 interface LiveSession {
   id: string
-  transport: WebStandardStreamableHTTPServerTransport
+  transport: HttpTransport
   hands: HandsMcpServer
   /** Requests of this session still open (a held SSE stream counts). */
   active: number
@@ -183,9 +188,9 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     let registered = false
     try {
       const hands = createMcpServer(sessionOptions)
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sid) => {
+      const transport = new HttpTransport({
+        sessionId: () => randomUUID(),
+        onSessionInitialized: (sid) => {
           const s: LiveSession = { id: sid, transport, hands, active: 0, idle: null, label: String(++labels) }
           sessions.set(sid, s)
           attach?.add(s.label, hands.session)
@@ -200,7 +205,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
         else void hands.close()
       }
       await hands.server.connect(transport)
-      await bridgeRequest(transport, req, res, body)
+      transport.handle(req, res, body)
       if (!registered) await hands.close()
     } finally {
       opening--
@@ -249,7 +254,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       }
       hold(s, res)
       const body = req.method === 'POST' ? await readJson(req, maxBody) : undefined
-      return bridgeRequest(s.transport, req, res, body)
+      return s.transport.handle(req, res, body)
     }
     if (req.method !== 'POST') return reply(res, 400, SERVER_ERROR, 'no Mcp-Session-Id header; start a session with an initialize request')
     const body = await readJson(req, maxBody)
@@ -277,6 +282,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       reply(res, 500, SERVER_ERROR, 'internal error')
     })
   })
+  http.keepAliveTimeout = KEEP_ALIVE_MS
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject)
     http.listen(listen.port, listen.host, () => resolve())

@@ -1,0 +1,252 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
+
+/** A POST answer that has sent nothing for this long gets its SSE headers on their own, so a client waiting on a long tool call sees the answer begin. */
+const HEADERS_AFTER_MS = 1000
+/** An open SSE stream gets a comment this often, so proxies and clients do not take it for dead. */
+const KEEP_ALIVE_MS = 15_000
+/** The most messages one POST may carry (a JSON-RPC batch, which protocol versions before 2025-06-18 allow). */
+const MAX_BATCH = 100
+
+const INVALID_REQUEST = -32600
+const SERVER_ERROR = -32000
+const SESSION_NOT_FOUND = -32001
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' }
+
+/** One response being written: a POST's answer to the requests it carried, or the session's GET stream. */
+interface Stream {
+  res: ServerResponse
+  /** Requests answered on it that have no response yet (none for the GET stream). */
+  pending: Set<RequestId>
+  /** Whether it is an SSE stream (its headers sent); until then a POST's lone result can still go out as one JSON body. */
+  isSse: boolean
+  timer: NodeJS.Timeout | null
+}
+
+type Answer = { status: number; code: number; message: string }
+
+const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } => !('method' in m)
+const isRequest = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId; method: string } => 'method' in m && 'id' in m
+const isInitialize = (m: JSONRPCMessage) => isRequest(m) && m.method === 'initialize'
+
+/** The id of a refused single request, when it has a usable one, so the client can match the error to it. */
+function idOf(body: unknown): RequestId | null {
+  const id = (body as { id?: unknown } | null)?.id
+  return typeof id === 'string' || typeof id === 'number' ? id : null
+}
+
+function event(message: JSONRPCMessage): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`
+}
+
+/** Whether `res` can still be written to (not ended, its client still there). */
+const isOpen = (res: ServerResponse) => !res.writableEnded && !res.destroyed
+
+function refuse(res: ServerResponse, answer: Answer, id: RequestId | null = null) {
+  res.writeHead(answer.status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: answer.code, message: answer.message }, id }))
+}
+
+/** Why a request's `MCP-Protocol-Version` header is refused, or null when it is absent or supported. */
+function protocolVersion(req: IncomingMessage): Answer | null {
+  const version = req.headers['mcp-protocol-version']
+  if (version === undefined || (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return null
+  return {
+    status: 400,
+    code: SERVER_ERROR,
+    message: `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)}; this server speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+  }
+}
+
+/**
+ * The JSON-RPC messages of a POST body, each checked against the JSON-RPC schema, or why they
+ * are refused: a body is one message or a batch of 1 to 100, and an initialize comes alone.
+ */
+function messagesOf(body: unknown): JSONRPCMessage[] | Answer {
+  const list = Array.isArray(body) ? body : [body]
+  if (list.length === 0 || list.length > MAX_BATCH) {
+    return { status: 400, code: INVALID_REQUEST, message: `Invalid Request: a batch holds 1 to ${MAX_BATCH} messages, this one ${list.length}` }
+  }
+  const messages: JSONRPCMessage[] = []
+  for (const [i, item] of list.entries()) {
+    const parsed = JSONRPCMessageSchema.safeParse(item)
+    if (!parsed.success) {
+      const which = Array.isArray(body) ? `message ${i} of the batch` : 'the body'
+      return {
+        status: 400,
+        code: INVALID_REQUEST,
+        message: `Invalid Request: ${which} is not a JSON-RPC 2.0 message: it takes "jsonrpc": "2.0" with a "method" (and an "id", a string or an integer, for a request), or an "id" with a "result" or an "error" (a response)`,
+      }
+    }
+    messages.push(parsed.data)
+  }
+  if (messages.length > 1 && messages.some(isInitialize)) {
+    return { status: 400, code: INVALID_REQUEST, message: 'Invalid Request: initialize must be sent alone, not in a batch' }
+  }
+  return messages
+}
+
+export interface HttpTransportOptions {
+  /** The new session's id, made when its initialize arrives. */
+  sessionId: () => string
+  /** Called with the id once the session's initialize is accepted, before it is answered. */
+  onSessionInitialized?: (id: string) => void
+}
+
+/**
+ * One MCP session over Streamable HTTP, on node:http: the server side of the transport spec for
+ * a session the front door (`http.ts`) has already checked (Host, Origin, path, method,
+ * Content-Type and Accept of a POST, its size and its JSON, the session id).
+ *
+ * A POST of notifications and responses only is answered 202. A POST carrying requests is
+ * answered when they are: a lone result with nothing sent before it goes out as one
+ * `application/json` body (which a client reads without an event-stream parser); anything more
+ * (a progress or log notification, an elicitation request, a batch) makes it an SSE stream, each
+ * message an event, ended with the last response. A POST answer silent for a second gets its
+ * SSE headers then. The GET stream carries what the server sends outside any request. DELETE
+ * ends the session. Messages for a stream whose client left are dropped.
+ */
+export class HttpTransport implements Transport {
+  sessionId?: string
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: Transport['onmessage']
+
+  readonly #options: HttpTransportOptions
+  readonly #byRequest = new Map<RequestId, Stream>()
+  #standalone: Stream | null = null
+  #isClosed = false
+
+  constructor(options: HttpTransportOptions) {
+    this.#options = options
+  }
+
+  async start(): Promise<void> {}
+
+  /** Answer one request of this session; `body` is a POST's parsed JSON (undefined for GET and DELETE). */
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+    const refused = this.#isClosed
+      ? { status: 404, code: SESSION_NOT_FOUND, message: 'Session not found: it has ended; start a new one with initialize' }
+      : req.method === 'POST'
+        ? null
+        : protocolVersion(req)
+    if (refused !== null) refuse(res, refused)
+    else if (req.method === 'POST') this.#post(req, res, body)
+    else if (req.method === 'GET') this.#get(req, res)
+    else {
+      res.writeHead(200).end()
+      void this.close()
+    }
+  }
+
+  #post(req: IncomingMessage, res: ServerResponse, body: unknown) {
+    const messages = messagesOf(body)
+    if (!Array.isArray(messages)) return refuse(res, messages, idOf(body))
+    const first = messages[0] as JSONRPCMessage
+    if (isInitialize(first)) {
+      if (this.sessionId !== undefined) {
+        return refuse(
+          res,
+          { status: 400, code: INVALID_REQUEST, message: `Invalid Request: session ${this.sessionId} is already initialized` },
+          (first as { id: RequestId }).id,
+        )
+      }
+      this.sessionId = this.#options.sessionId()
+      this.#options.onSessionInitialized?.(this.sessionId)
+    } else {
+      const refused = protocolVersion(req)
+      if (refused !== null) return refuse(res, refused)
+    }
+    const extra = { requestInfo: { headers: req.headers } }
+    const requests = messages.filter(isRequest)
+    if (requests.length === 0) {
+      res.writeHead(202).end()
+      for (const m of messages) this.onmessage?.(m, extra)
+      return
+    }
+    const stream: Stream = { res, pending: new Set(requests.map((r) => r.id)), isSse: false, timer: null }
+    for (const id of stream.pending) this.#byRequest.set(id, stream)
+    stream.timer = setTimeout(() => this.#startSse(stream), HEADERS_AFTER_MS)
+    stream.timer.unref()
+    res.once('close', () => this.#drop(stream))
+    for (const m of messages) this.onmessage?.(m, extra)
+  }
+
+  #get(req: IncomingMessage, res: ServerResponse) {
+    if (!(req.headers.accept ?? '').includes('text/event-stream')) {
+      return refuse(res, { status: 406, code: SERVER_ERROR, message: 'Not Acceptable: a GET opens an SSE stream; Accept must list text/event-stream' })
+    }
+    if (this.#standalone !== null) {
+      return refuse(res, { status: 409, code: SERVER_ERROR, message: 'Conflict: this session already has its GET stream open; one is allowed per session' })
+    }
+    const stream: Stream = { res, pending: new Set(), isSse: false, timer: null }
+    this.#standalone = stream
+    res.once('close', () => this.#drop(stream))
+    this.#startSse(stream)
+  }
+
+  #startSse(stream: Stream) {
+    if (stream.isSse || !isOpen(stream.res)) return
+    stream.isSse = true
+    if (stream.timer !== null) clearTimeout(stream.timer)
+    stream.timer = setInterval(() => isOpen(stream.res) && stream.res.write(': keepalive\n\n'), KEEP_ALIVE_MS)
+    stream.timer.unref()
+    stream.res.writeHead(200, this.#headers(SSE_HEADERS))
+    stream.res.flushHeaders()
+  }
+
+  #headers(base: Record<string, string>): Record<string, string> {
+    return this.sessionId === undefined ? base : { ...base, 'mcp-session-id': this.sessionId }
+  }
+
+  /** Forget a stream whose response closed (answered, or the client left). */
+  #drop(stream: Stream) {
+    if (stream.timer !== null) clearTimeout(stream.timer)
+    stream.timer = null
+    if (this.#standalone === stream) this.#standalone = null
+    for (const id of stream.pending) if (this.#byRequest.get(id) === stream) this.#byRequest.delete(id)
+    stream.pending.clear()
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const id = isResponse(message) ? message.id : options?.relatedRequestId
+    if (id === undefined) {
+      // Sent outside any request: the GET stream carries it, or nothing does.
+      if (this.#standalone !== null && isOpen(this.#standalone.res)) this.#standalone.res.write(event(message))
+      return
+    }
+    const stream = this.#byRequest.get(id)
+    if (stream === undefined) return // its client left, or the session ended
+    if (isResponse(message)) {
+      stream.pending.delete(id)
+      this.#byRequest.delete(id)
+    }
+    const { res } = stream
+    if (!isOpen(res)) return
+    if (stream.pending.size > 0) {
+      this.#startSse(stream)
+      res.write(event(message))
+      return
+    }
+    // The last response of this POST: as the lone JSON body when nothing went before it.
+    if (stream.isSse) return void res.end(event(message))
+    const json = JSON.stringify(message)
+    res.writeHead(200, this.#headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(json)) }))
+    res.end(json)
+  }
+
+  /** End the session: every request still unanswered gets an error saying so, every stream ends. */
+  async close(): Promise<void> {
+    if (this.#isClosed) return
+    this.#isClosed = true
+    for (const id of [...this.#byRequest.keys()]) {
+      await this.send({ jsonrpc: '2.0', id, error: { code: SESSION_NOT_FOUND, message: 'the session ended before this request was answered' } })
+    }
+    const standalone = this.#standalone
+    this.#standalone = null
+    if (standalone !== null && isOpen(standalone.res)) standalone.res.end()
+    this.onclose?.()
+  }
+}
