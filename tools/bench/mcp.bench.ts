@@ -17,7 +17,7 @@
  * call after a pause pays: the second ratio is what the session's start itself costs.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { lstat } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -30,8 +30,13 @@ import { createSurface, shareLoginEnvironment } from '@hands/surface'
 import { median, rawSpawn, spread } from './timings.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const MAIN = join(here, '..', '..', 'packages', 'surface', 'src', 'cli', 'main.ts')
-const NODE_ARGS = ['--conditions=hands-source', '--import', 'tsx', MAIN, 'serve']
+/** The server as it ships: the built bin on plain node (a server run through tsx is ~70 MB larger, and every spawn forks all of it). */
+const BIN = join(here, '..', '..', 'packages', 'surface', 'dist', 'cli', 'main.js')
+const NODE_ARGS = [BIN, 'serve']
+if (!existsSync(BIN)) {
+  console.error(`${BIN} is missing; run pnpm build first (pnpm bench does)`)
+  process.exit(1)
+}
 const FLOOR = join(here, 'fixtures', 'floor-mcp-http.mjs')
 const CALLS = 300
 const WARMUP = 30
@@ -144,15 +149,21 @@ async function httpClient(url: string) {
 }
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-mcp-')))
+/** What to stop when the benchmark ends, however it ends: no server outlives it. */
+const stops: Array<() => Promise<unknown>> = []
 try {
   const lib = createSurface(shareLoginEnvironment({ roots: [root] }))
+  stops.push(() => lib.close())
   const stdio = new Client({ name: 'hands-bench', version: '0' })
   const stdioTransport = new StdioClientTransport({ command: process.execPath, args: [...NODE_ARGS, '--root', root], stderr: 'ignore' })
   await stdio.connect(stdioTransport)
+  stops.push(() => stdio.close())
   const stdioPid = stdioTransport.pid as number
   const server = await httpServer(root)
+  stops.push(server.stop)
   const http = await httpClient(server.url)
   const floor = await floorServer()
+  stops.push(floor.stop)
   const floorHttp = await httpClient(floor.url)
 
   /** A series of calls; `server` is the pid of the process that answers them, when it is not this one. */
@@ -230,6 +241,12 @@ try {
   const floorAdds = m('floor http file_exists(["."])') - m('raw lstat(".")')
   report('  a bare server (the floor) adds to raw lstat(".")', `${floorAdds.toFixed(2)} ms`)
   report('  hands over HTTP adds beyond the floor', `${(m('http file_exists(["."])') - m('library file_exists(["."])') - floorAdds).toFixed(2)} ms`)
+  const rss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+  report(
+    'resident memory: this process · stdio · HTTP server',
+    `${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} · ${rss(stdioPid).toFixed(0)} · ${rss(server.pid).toFixed(0)} MiB`,
+  )
+  console.log('  (the library and the raw spawns run in this process, under tsx; each spawn forks all of it)')
   console.log('\nCPU per call (medians): this process (the client, or the library with its call) · the process that answers (every thread, not its children)')
   for (const s of series) {
     const answering = s.serverCpu.length === 0 ? '' : ` · ${median(s.serverCpu).toFixed(2)} ms`
@@ -255,6 +272,8 @@ try {
   const paused: number[] = []
   const firstAfterFs: number[] = []
   const firstFs: number[] = []
+  const rawLater: number[] = []
+  const rawPaused: number[] = []
   for (let i = 0; i < NEW_SESSIONS; i++) {
     const c = await httpClient(server.url)
     first.push(await timed(c.client, 'shell_run', { commands: ['true'] }))
@@ -270,6 +289,16 @@ try {
     firstAfterFs.push(await timed(d.client, 'shell_run', { commands: ['true'] }))
     await d.transport.terminateSession()
     await d.client.close()
+    // The machine's own share of the pause: a raw spawn after one and right after another.
+    for (let k = 0; k < 3; k++) {
+      await new Promise((r) => setTimeout(r, PAUSE_MS))
+      let t = performance.now()
+      await rawSpawn()
+      rawPaused.push(performance.now() - t)
+      t = performance.now()
+      await rawSpawn()
+      rawLater.push(performance.now() - t)
+    }
   }
   console.log('')
   report(`first shell_run of a new HTTP session (${NEW_SESSIONS})`, spread(first, 2, 'ms'))
@@ -279,6 +308,7 @@ try {
   report(`a later shell_run after a ${PAUSE_MS} ms pause`, spread(paused, 2, 'ms'))
   const pausedRatio = median(first) / median(paused)
   report('  first / later after a pause (medians)', `${pausedRatio.toFixed(2)}x`, check(pausedRatio <= 1.5, '≤ 1.5x'))
+  report(`  raw spawn after a ${PAUSE_MS} ms pause / right after one`, `${(median(rawPaused) / median(rawLater)).toFixed(2)}x`)
   report(`first call (file_exists) of other new sessions (${NEW_SESSIONS})`, spread(firstFs, 2, 'ms'))
   report('  then their first shell_run', spread(firstAfterFs, 2, 'ms'))
   report('  first shell_run after file_exists / later', `${(median(firstAfterFs) / median(later)).toFixed(2)}x`)
@@ -286,10 +316,7 @@ try {
   await http.transport.terminateSession()
   await http.client.close()
   await floorHttp.client.close()
-  await floor.stop()
-  await stdio.close()
-  await server.stop()
-  await lib.close()
 } finally {
+  for (const stop of stops.reverse()) await stop().catch(() => {})
   rmSync(root, { recursive: true, force: true })
 }
