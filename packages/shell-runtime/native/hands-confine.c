@@ -6,8 +6,8 @@
  *                        stays as its relay (it forwards the signals sent to it and ends as the
  *                        child ended). Moving a process with cgroup.procs waits for an RCU grace
  *                        period (~10 ms) after a quiet moment; a process born in its cgroup does
- *                        not. Where the kernel lacks it (< 5.7), it writes its own pid to FILE
- *                        instead. Either way before anything restricts it, so the job cannot
+ *                        not. Where clone3 fails (Linux < 5.7, a seccomp filter), it writes
+ *                        its own pid to FILE instead. Either way before anything restricts it, so the job cannot
  *                        skip joining;
  *   2. --landlock ...    drop the capabilities that see through a sandbox, PR_SET_NO_NEW_PRIVS,
  *                        then one Landlock ruleset for the job and all it starts: read and
@@ -526,7 +526,7 @@ static long clone_into(int dir_fd) {
   }
 }
 
-/* Start the job in the cgroup whose cgroup.procs is `procs`; write the pid there where clone3 cannot. */
+/* Start the job in the cgroup whose cgroup.procs is `procs`; write the pid there where clone3 fails. */
 static void join_cgroup(const char *procs) {
   static char dir[4096];
   size_t n = len(procs), slash = 0;
@@ -541,7 +541,9 @@ static void join_cgroup(const char *procs) {
       return;
     }
     sys(__NR_close, dir_fd, 0, 0);
-    if (r != -38 /* ENOSYS */ && r != -22 /* EINVAL */ && r != -95 /* EOPNOTSUPP */) die("cannot start the job in its cgroup", dir, r);
+    /* Whatever clone3 refused (ENOSYS before 5.3, E2BIG for the cgroup field before 5.7, EPERM
+     * from a seccomp profile, ...), writing cgroup.procs below works where the cgroup is usable,
+     * and says why where it is not. */
   }
   int fd = (int)sys(__NR_openat, AT_FDCWD, procs, O_WRONLY | O_CLOEXEC);
   if (fd < 0) die("cannot open the job's cgroup", procs, fd);

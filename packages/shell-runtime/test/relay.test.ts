@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { packageDir } from '../src/confine/probe.ts'
+import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
+import { eventually, FIXTURES, tempDir } from './helpers.ts'
+
+const HELPER = join(packageDir(), 'native', 'bin', `${process.platform}-${process.arch}`, 'hands-confine')
+const RUN = join(FIXTURES, 'run-helper.py')
+const cgroup = findWritableCgroup()
+const hasPython = spawnSync('python3', ['-c', ''], { stdio: 'ignore' }).status === 0
+
+const made: string[] = []
+let seq = 0
+
+/** A fresh cgroup under ours, named like a session's so a leak shows in the other tests' checks; its cgroup.procs. */
+function makeCgroup(): { dir: string; procs: string } {
+  const dir = join(cgroup?.dir ?? '', `hands-${process.pid}-relay-${++seq}`)
+  mkdirSync(dir)
+  made.push(dir)
+  return { dir, procs: join(dir, 'cgroup.procs') }
+}
+
+afterEach(async () => {
+  for (const dir of made.splice(0)) {
+    if (existsSync(join(dir, 'cgroup.kill'))) writeFileSync(join(dir, 'cgroup.kill'), '1')
+    await eventually(() => (readFileSync(join(dir, 'cgroup.procs'), 'latin1').trim() === '' ? true : undefined), 10_000, `${dir} to empty`)
+    rmdirSync(dir)
+  }
+})
+
+function runHelper(args: string[]): { out: Record<string, unknown>; stderr: string } {
+  const r = spawnSync('python3', [RUN, ...args], { encoding: 'utf8', timeout: 30_000 })
+  expect(r.status, r.stderr).toBe(0)
+  return { out: JSON.parse(r.stdout) as Record<string, unknown>, stderr: r.stderr }
+}
+
+describe.skipIf(cgroup === null || !existsSync(HELPER) || !hasPython)('hands-confine --cgroup', () => {
+  it.each([
+    ['E2BIG', 7],
+    ['EPERM', 1],
+    ['ENOSYS', 38],
+  ])('starts the job in its cgroup by writing cgroup.procs when clone3 fails with %s', (_, errno) => {
+    const { dir, procs } = makeCgroup()
+    const r = spawnSync('python3', [RUN, 'deny-clone3', String(errno), HELPER, '--cgroup', procs, '--', '/bin/cat', '/proc/self/cgroup'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    const unified = r.stdout.split('\n').find((l) => l.startsWith('0::'))
+    expect(join(cgroup?.mount ?? '', unified?.slice(3) ?? '')).toBe(dir)
+  })
+})
