@@ -477,14 +477,21 @@ static unsigned long signal_bit(int sig) {
 
 /*
  * Clone a child into the cgroup directory `dir_fd`. In the child, return 0 (it goes on to become
- * the job); -errno when the kernel cannot. In the parent, never return: relay signals to the child
- * and end as it ended — exit with its code, or die by its signal.
+ * the job); -errno when the kernel cannot (nothing has run then). In the parent, never return:
+ * relay signals to the child and end as it ended — exit with its code, or die by its signal.
  */
 static long clone_into(int dir_fd) {
   unsigned long relay_mask = signal_bit(SIGCHLD_NR), old_mask = 0;
   for (size_t k = 0; k < sizeof relayed / sizeof relayed[0]; k++) relay_mask |= signal_bit(relayed[k]);
   /* Block before the clone, so no signal meant for the job is lost between the clone and the relay. */
   sys6(__NR_rt_sigprocmask, 0 /* SIG_BLOCK */, (long)&relay_mask, (long)&old_mask, 8, 0, 0);
+  /* The signalfd exists before the job does, so once the job runs nothing can keep the relay from
+   * relaying. The child's copy closes at its exec. */
+  int sfd = (int)sys6(__NR_signalfd4, -1, (long)&relay_mask, 8, O_CLOEXEC, 0, 0);
+  if (sfd < 0) {
+    sys6(__NR_rt_sigprocmask, 2 /* SIG_SETMASK */, (long)&old_mask, 0, 8, 0, 0);
+    return sfd;
+  }
   long parent = sys(__NR_getpid, 0, 0, 0);
   struct clone3_args args;
   memset(&args, 0, sizeof args);
@@ -493,6 +500,7 @@ static long clone_into(int dir_fd) {
   args.cgroup = (u64)dir_fd;
   long child = sys(__NR_clone3, &args, sizeof args, 0);
   if (child <= 0) {
+    sys(__NR_close, sfd, 0, 0);
     sys6(__NR_rt_sigprocmask, 2 /* SIG_SETMASK */, (long)&old_mask, 0, 8, 0, 0);
     if (child == 0) {
       /* The job dies with its relay (a SIGKILL meant for the job's first process). */
@@ -502,8 +510,6 @@ static long clone_into(int dir_fd) {
     return child;
   }
   sys(__NR_close, dir_fd, 0, 0);
-  int sfd = (int)sys6(__NR_signalfd4, -1, (long)&relay_mask, 8, O_CLOEXEC, 0, 0);
-  if (sfd < 0) die("cannot relay signals to the job", 0, sfd);
   for (;;) {
     int status = 0;
     long w = sys6(__NR_wait4, child, (long)&status, 1 /* WNOHANG */, 0, 0, 0);
@@ -542,8 +548,8 @@ static void join_cgroup(const char *procs) {
     }
     sys(__NR_close, dir_fd, 0, 0);
     /* Whatever clone3 refused (ENOSYS before 5.3, E2BIG for the cgroup field before 5.7, EPERM
-     * from a seccomp profile, ...), writing cgroup.procs below works where the cgroup is usable,
-     * and says why where it is not. */
+     * from a seccomp profile, ...) or the relay could not set up, writing cgroup.procs below
+     * works where the cgroup is usable, and says why where it is not. */
   }
   int fd = (int)sys(__NR_openat, AT_FDCWD, procs, O_WRONLY | O_CLOEXEC);
   if (fd < 0) die("cannot open the job's cgroup", procs, fd);
