@@ -468,7 +468,8 @@ struct signalfd_info {
 };
 
 /* Signals the relay passes on to the job when a process sent them (kill, not the terminal: the
- * terminal signals the whole foreground process group, the job included). */
+ * terminal signals the whole foreground process group, the job included), and a hangup, which
+ * the kernel sends to the session leader only. */
 static const int relayed[] = {1, 2, 3, 10, 12, 14, 15, 18, 20, 28};
 
 static unsigned long signal_bit(int sig) {
@@ -529,6 +530,9 @@ static long clone_into(int dir_fd) {
     long n = sys(__NR_read, sfd, &info, sizeof info);
     if (n != (long)sizeof info || info.signo == SIGCHLD_NR) continue;
     if (info.code != SI_KERNEL_CODE) sys(__NR_kill, child, info.signo, 0);
+    /* A hangup of the terminal signals the session leader alone, which the relay is: SIGHUP, then
+     * SIGCONT so a stopped leader sees it. Pass both on, or the job never learns of it. */
+    else if (info.signo == 1 /* SIGHUP */) sys(__NR_kill, child, 1, 0), sys(__NR_kill, child, 18 /* SIGCONT */, 0);
   }
 }
 

@@ -62,4 +62,13 @@ describe.skipIf(cgroup === null || !existsSync(HELPER) || !hasPython)('hands-con
     const unified = r.stdout.split('\n').find((l) => l.startsWith('0::'))
     expect(join(cgroup?.mount ?? '', unified?.slice(3) ?? '')).toBe(dir)
   })
+
+  it('passes a hangup of its terminal (sent by the kernel to the session leader, the relay) on to the job', () => {
+    const { procs } = makeCgroup()
+    const file = join(tempDir('hangup'), 'hup')
+    const script = `trap 'echo hup >> ${file}; exit 3' HUP; echo ready; while :; do sleep 0.05; done`
+    const { out } = runHelper(['hangup', HELPER, '--cgroup', procs, '--', '/bin/bash', '-c', script])
+    expect(out).toEqual({ ready: true, exit: 3 })
+    expect(readFileSync(file, 'utf8')).toBe('hup\n')
+  })
 })
