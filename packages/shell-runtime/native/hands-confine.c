@@ -517,12 +517,15 @@ static long clone_into(int dir_fd) {
     if (w == child) {
       int sig = status & 0x7f;
       if (sig == 0) quit((status >> 8) & 0xff);
-      /* Die by the same signal, so the host sees what the job saw; 128 + N if it is not fatal. */
-      unsigned long all = ~0UL;
-      sys6(__NR_rt_sigprocmask, 1 /* SIG_UNBLOCK */, (long)&all, 0, 8, 0, 0);
+      /* Die by the same signal, so the host sees what the job saw; 128 + N if it is not fatal.
+       * Not dumpable first: the job dumped its core if it was to, and the relay adds none. Only
+       * that signal is unblocked, so no other pending one ends the relay instead. */
+      sys6(__NR_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0, 0);
       long dfl[4] = {0, 0, 0, 0};
       sys6(__NR_rt_sigaction, sig, (long)dfl, 0, 8, 0, 0);
       sys(__NR_kill, parent, sig, 0);
+      unsigned long mask = signal_bit(sig);
+      sys6(__NR_rt_sigprocmask, 1 /* SIG_UNBLOCK */, (long)&mask, 0, 8, 0, 0);
       quit(128 + sig);
     }
     if (w < 0 && w != -4 /* EINTR */) quit(125);

@@ -71,4 +71,12 @@ describe.skipIf(cgroup === null || !existsSync(HELPER) || !hasPython)('hands-con
     expect(out).toEqual({ ready: true, exit: 3 })
     expect(readFileSync(file, 'utf8')).toBe('hup\n')
   })
+
+  it('dies by the signal that killed the job, without dumping a core of its own', () => {
+    const { procs } = makeCgroup()
+    const cwd = tempDir('core')
+    const r = spawnSync('python3', [RUN, 'core', HELPER, '--cgroup', procs, '--', '/bin/sh', '-c', 'kill -QUIT $$'], { cwd, encoding: 'utf8', timeout: 30_000 })
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual({ signal: 3, core: false })
+  })
 })
