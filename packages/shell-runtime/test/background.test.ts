@@ -291,6 +291,17 @@ describe('shell_type', () => {
 })
 
 describe('shell_stop', () => {
+  // A double signal shows in only some stops (the two may merge): repeated so a regression shows.
+  it('signals a trapping script once: its TERM trap runs exactly once', { repeats: 15 }, async () => {
+    const { rt, root } = makeRuntime({ stopGraceMs: 100 })
+    const file = join(root, 'trapped')
+    const b = await rt.shell_background({ commands: [`trap 'echo trapped >> ${file}' TERM; echo ready; while :; do sleep 0.05; done`] })
+    await logsUntil(rt, b.id, (l) => l.includes('ready'))
+    const stop = await rt.shell_stop({ id: b.id })
+    expect(stop.note).toContain('SIGKILL')
+    expect(readFileSync(file, 'utf8')).toBe('trapped\n')
+  })
+
   it('kills a grandchild that called setsid', async () => {
     const { rt } = makeRuntime()
     const b = await rt.shell_background({ commands: [`bash ${FIXTURES}/setsid-grandchild.sh`] })

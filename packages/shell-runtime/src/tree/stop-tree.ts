@@ -33,9 +33,16 @@ function livePids(tree: JobTree, root: RootProcess | undefined, strays: readonly
   return pids
 }
 
+/**
+ * Signal every process of the job once. The root is signalled only when the tree reached none
+ * (the rule `livePids` counts it by): a relay passes what it gets on to the job's first process,
+ * which the tree has already signalled, so a `trap cleanup TERM` would run twice. SIGKILL, which
+ * runs no handler, reaches the root as well, so a relay that outlived its job ends with it.
+ */
 function signalEvery(tree: JobTree, root: RootProcess | undefined, signal: NodeJS.Signals, strays: readonly number[] = []): void {
-  tree.signalAll(signal)
-  if (root?.pid !== undefined && !root.isExited()) trySignal(root.pid, signal)
+  const reached = tree.signalAll(signal)
+  const isRootToo = reached.length === 0 || signal === 'SIGKILL'
+  if (isRootToo && root?.pid !== undefined && !root.isExited()) trySignal(root.pid, signal)
   for (const p of strays) trySignal(p, signal)
 }
 
