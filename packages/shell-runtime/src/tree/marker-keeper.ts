@@ -27,6 +27,19 @@ function holdsMarker(env: Buffer, needle: Buffer, isPrefix: boolean): boolean {
   return false
 }
 
+/** The start of any job's marker entry: a process that shows one has its environment set up. */
+const ANY_MARKER = Buffer.from(`${MARKER_VAR}=`)
+
+/** True when `env` holds a whole `HANDS_JOB=...` entry (NUL-terminated), whichever job's. */
+function holdsAnyMarker(env: Buffer): boolean {
+  let at = env.indexOf(ANY_MARKER)
+  while (at >= 0) {
+    if ((at === 0 || env[at - 1] === 0) && env.indexOf(0, at) > 0) return true
+    at = env.indexOf(ANY_MARKER, at + 1)
+  }
+  return false
+}
+
 /** Kernel threads carry this flag in /proc/<pid>/stat. */
 const PF_KTHREAD = 0x00200000
 
@@ -45,8 +58,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4))
  * processes are read once; a program started with a cleared environment has an empty area at a
  * non-zero address.
  */
-function doubt(pid: number, isEmpty: boolean): number {
-  const fields = statFields(pid)
+function doubt(fields: string[] | null, isEmpty: boolean): number {
   if (fields === null || fields[0] === 'Z' || (Number(fields[6]) & PF_KTHREAD) !== 0) return 0
   const envStart = Number(fields[47])
   const envEnd = Number(fields[48])
@@ -59,18 +71,27 @@ function doubt(pid: number, isEmpty: boolean): number {
  * with a NUL or the value's end after it), plus every descendant of such a process, so a child
  * that cleared its environment is still found while its parent lives. Only pids above `after`
  * are read (a job's processes are newer than the job), unless pids have wrapped around since;
- * with `after`, a running process among them that shows no marker is read a few times more.
+ * with `after`, a running process among them that shows no marker is read a few times more,
+ * unless it shows another job's marker (its environment is set up, and not ours). Each pid's
+ * /proc/<pid>/stat is read once per round: the parent walk takes the last read.
  */
 export function scanMarked(needle: Buffer, isPrefix: boolean, after = 0): number[] {
   const marked = new Set<number>()
   const from = after > 0 && lastPid() >= after ? after : 0
+  /** The last /proc/<pid>/stat fields read this scan. */
+  const stats = new Map<number, string[] | null>()
+  const stat = (pid: number): string[] | null => {
+    const fields = statFields(pid)
+    stats.set(pid, fields)
+    return fields
+  }
   /** Read `pid`'s environment: true when it shows the marker, else how many more reads it is worth (at most `left`). */
   const look = (pid: number, left: number): true | number => {
     const env = readProcFile(`/proc/${pid}/environ`)
     if (env === null) return 0
     if (env.length > 0 && holdsMarker(env, needle, isPrefix)) return true
-    if (env.length > 0 && from === 0) return 0
-    return Math.min(left, doubt(pid, env.length === 0))
+    if (env.length > 0 && (from === 0 || holdsAnyMarker(env))) return 0
+    return Math.min(left, doubt(stat(pid), env.length === 0))
   }
   const seen: number[] = []
   let unsure: Array<{ pid: number; left: number }> = []
@@ -95,7 +116,7 @@ export function scanMarked(needle: Buffer, isPrefix: boolean, after = 0): number
   // Follow children of marked processes (a process started with a cleared environment).
   const parents = new Map<number, number>()
   for (const pid of seen) {
-    const fields = statFields(pid)
+    const fields = stats.has(pid) ? (stats.get(pid) ?? null) : statFields(pid)
     if (fields !== null && fields[0] !== 'Z') parents.set(pid, Number(fields[1]))
   }
   let grew = true
