@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import type { ConfineMode } from '../src/index.ts'
 import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
+import { registerWithReaper } from '../src/tree/reaper.ts'
 import { alive, eventually, expectReaperAttempt, FIXTURES, jobProcesses, killLater, makeRuntime, MECHANISMS, processesWhere, tempDir } from './helpers.ts'
 
 const cgroup = findWritableCgroup()
@@ -117,4 +119,21 @@ describe('the reaper: one per host, shared by every session', () => {
       for (const dir of [closed.spool, closed.tmp]) rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)
+
+  it('removes what a closed session could not, once its kept process has exited, and nothing else', async () => {
+    const left = tempDir('left')
+    const kept = tempDir('kept')
+    writeFileSync(join(left, 'file'), 'x')
+    mkdirSync(join(left, 'sub'))
+    // The kept process writes into `left` after its stdin ends, the way a ruleset keeper that is
+    // rebuilding writes its stamp: the removal must come after it.
+    const script = `cat > /dev/null; sleep 0.2; mkdir -p ${left}/late`
+    const reg = registerWithReaper('bash', `hands-${process.pid}-left`, { target: '', marker: '', dirs: [left, kept] }, { file: '/bin/sh', args: ['-c', script] })
+    await eventually(() => (processesWhere((cmd) => cmd.includes(`${left}/late`)).length > 0 ? true : undefined), 20_000, 'the kept process')
+    reg.release([left])
+    await eventually(() => (existsSync(left) ? undefined : true), 20_000, `${left} to be removed`)
+    await sleep(300)
+    expect(existsSync(left)).toBe(false)
+    expect(existsSync(kept)).toBe(true)
+  })
 })

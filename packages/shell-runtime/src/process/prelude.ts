@@ -37,13 +37,16 @@ fi
  *                                  `HANDS_JOB=<session>.` (or ''), the directories to remove
  *   keep ID N ARG×N                start ARG… (Landlock's ruleset keeper) with its stdin on a pipe
  *                                  the reaper holds until `del ID` or its own end
- *   del ID                         forget the session: it cleaned up after itself
+ *   del ID N DIR×N                 the session closed: forget it, end its keeper, and once the
+ *                                  keeper has exited remove DIR×N (what the session's own removal
+ *                                  left; nothing else, so what stands at its other paths later is
+ *                                  never touched)
  *
  * The keeper is forked here, not by the host: a fork of the host (a large Node process) costs far
  * more than one of this bash, and a session's first command need not wait for it.
  */
 export const REAPER = `trap '' INT TERM HUP QUIT
-declare -A target marker kfd
+declare -A target marker kfd kpid
 owner=() path=()
 rd() { IFS= read -r -d '' "$1"; }
 while rd op; do
@@ -58,12 +61,18 @@ while rd op; do
     for ((k = 0; k < n; k++)); do rd a || break 2; args+=("$a"); done
     [ -n "\${kfd[$id]-}" ] && { f=\${kfd[$id]}; exec {f}>&-; }
     exec {fd}> >(trap - INT TERM HUP QUIT; for f in "\${kfd[@]}"; do exec {f}>&-; done; exec "\${args[@]}" >/dev/null 2>&1)
-    kfd[$id]=$fd ;;
+    kfd[$id]=$fd kpid[$id]=$! ;;
   del)
-    rd id || break
-    [ -n "\${kfd[$id]-}" ] && { f=\${kfd[$id]}; exec {f}>&-; }
-    unset -v "kfd[$id]" "target[$id]" "marker[$id]"
-    for k in "\${!owner[@]}"; do [ "\${owner[$k]}" = "$id" ] && unset -v "owner[$k]" "path[$k]"; done ;;
+    rd id || break; rd n || break
+    left=()
+    for ((k = 0; k < n; k++)); do rd d || break 2; left+=("$d"); done
+    if [ -n "\${kfd[$id]-}" ]; then
+      f=\${kfd[$id]}; exec {f}>&-
+      [ \${#left[@]} -gt 0 ] && wait "\${kpid[$id]}" 2>/dev/null
+    fi
+    unset -v "kfd[$id]" "kpid[$id]" "target[$id]" "marker[$id]"
+    for k in "\${!owner[@]}"; do [ "\${owner[$k]}" = "$id" ] && unset -v "owner[$k]" "path[$k]"; done
+    [ \${#left[@]} -gt 0 ] && rm -rf -- "\${left[@]}" ;;
   esac
 done
 for f in "\${kfd[@]}"; do exec {f}>&-; done

@@ -148,18 +148,21 @@ export class Session {
   }
 
   /**
-   * Remove the spool and the session's TMPDIR. Helpers that exit as the session closes (the
-   * reaper, the ruleset keeper) may still be touching the spool, so a removal that races one
-   * is retried; what still cannot go is left to the reaper, and close() never fails for it.
+   * Remove the spool and the session's TMPDIR; returns those that are still there. The ruleset
+   * keeper may still be writing its stamp in the spool, so a removal that races it is retried;
+   * close() hands what still cannot go to the reaper, which removes it once the keeper has
+   * exited, and never fails for it.
    */
-  #removeFiles(): void {
+  #removeFiles(): string[] {
+    const left: string[] = []
     for (const dir of [this.spoolDir, this.tmpDir]) {
       try {
         rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 })
       } catch {
-        // the reaper removes the spool once the host lets go of it
+        left.push(dir)
       }
     }
+    return left
   }
 
   /**
@@ -331,8 +334,9 @@ export class Session {
     if (shells.length > 0) this.changed()
     this.keeper.close()
     this.#cancelExitHook()
-    this.#reaper.release()
-    this.#removeFiles()
+    // Removed while still registered, so what cannot go yet is the reaper's to remove; once
+    // released, a later host death no longer touches the old paths.
+    this.#reaper.release(this.#removeFiles())
     this.#listeners.clear()
   }
 }

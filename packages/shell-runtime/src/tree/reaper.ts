@@ -19,8 +19,12 @@ export interface KeptProcess {
 
 /** A session's place in the host's reaper. */
 export interface ReaperRegistration {
-  /** Forget the session (it removed what it made) and end its kept process; ends the reaper when no session is left. Idempotent. */
-  release(): void
+  /**
+   * Forget the session and end its kept process; then the reaper removes `left` (the session's
+   * directories its own removal could not take) once that process has exited. Ends the reaper
+   * when no session is left. Idempotent.
+   */
+  release(left?: readonly string[]): void
 }
 
 /** A reaper that died this soon after its start counts as a quick death; after 5 in a row none is started until the next registration. */
@@ -106,10 +110,10 @@ export function registerWithReaper(bash: string, id: string, entry: ReaperEntry,
     child.stdin?.write(addMessage(id, r))
   }
   return {
-    release() {
+    release(left = []) {
       if (registered.get(id) !== r) return
       registered.delete(id)
-      child?.stdin?.write(message(['del', id]))
+      child?.stdin?.write(message(['del', id, String(left.length), ...left]))
       if (registered.size === 0) stop()
     },
   }
