@@ -130,6 +130,8 @@ export class Session {
       throw err
     }
     // The reaper forks the ruleset keeper; until it has stamped its ruleset, jobs build their own.
+    // A keeper that dies on its own is not started again until a new reaper is (the reaper was
+    // killed): meanwhile every job builds its own ruleset, slower but never weaker.
     this.#reaper = registerWithReaper(this.bash, this.name, { ...this.keeper.reaperTargets(), dirs: [this.spoolDir, this.tmpDir] }, this.confiner.keeper)
     this.#cancelExitHook = onHostExit(() => {
       this.keeper.killEverythingSync()

@@ -97,7 +97,7 @@ function stop(): void {
  * their directories. The reaper starts with the first registration (`bash` runs it) and ends
  * with the last release; a command that kills it only makes the host start another. `keeper`,
  * when given, is forked by the reaper (not by the host, whose fork costs far more) and ends with
- * the registration.
+ * the registration; it is started again only with a new reaper, not when it dies alone.
  */
 export function registerWithReaper(bash: string, id: string, entry: ReaperEntry, keeper: KeptProcess | null = null): ReaperRegistration {
   const r: Registered = { entry: { ...entry, dirs: [...entry.dirs] }, keeper: keeper === null ? null : { file: keeper.file, args: [...keeper.args] } }
