@@ -1,16 +1,12 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { BASE_ALLOWLIST, type ConfineMode } from '../src/index.ts'
 import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
 import {
   alive,
   eventually,
-  expectReaperAttempt,
-  FIXTURES,
-  jobProcesses,
   killLater,
   logsUntil,
   makeRuntime,
@@ -129,41 +125,6 @@ describe('processes that cannot slip out', () => {
       const again = await rt.shell_run({ commands: ['echo still confined > /etc/hands-should-not-exist'] })
       expect(again.commands[0]?.exit).not.toBe(0)
     })
-  }
-
-  for (const confine of everyMode) {
-    it(`(${confine}) a command that kills the reaper, then SIGKILL of the host, leaves nothing behind`, async () => {
-      const root = tempDir('reaper')
-      const host = spawn(process.execPath, ['--conditions=hands-source', '--import', 'tsx', join(FIXTURES, 'host-reaper.ts'), confine, root], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      })
-      let report: { pids: number[]; spool: string; tmp: string; before: number[]; after: number[]; killed: string; stderr: string }
-      try {
-        report = JSON.parse(
-          await new Promise<string>((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error('the host did not report')), 40_000)
-            createInterface({ input: host.stdout }).once('line', (l) => {
-              clearTimeout(timer)
-              resolve(l)
-            })
-            host.once('exit', (code) => reject(new Error(`host exited early (${code})`)))
-          }),
-        )
-      } catch (err) {
-        host.kill('SIGKILL')
-        throw err
-      }
-      host.kill('SIGKILL')
-      expectReaperAttempt(confine, report)
-      try {
-        await eventually(() => (report.pids.every((p) => !alive(p)) ? true : undefined), 30_000, 'every pid of the dead host to end')
-        await eventually(() => (jobProcesses(`hands-${host.pid}-`).length === 0 ? true : undefined), 30_000, 'the job trees to be empty')
-        await eventually(() => (existsSync(report.spool) || existsSync(report.tmp) ? undefined : true), 30_000, 'the spool and TMPDIR to be removed')
-        if (cgroup !== null) expect(existsSync(join(cgroup.dir, `hands-${host.pid}-`))).toBe(false)
-      } finally {
-        killLater(report.pids.filter(alive))
-      }
-    }, 60_000)
   }
 
   it('a cwd swapped for a symlink to outside in a loop never starts a command outside, and the result names the real directory', async () => {
