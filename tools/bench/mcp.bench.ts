@@ -12,9 +12,11 @@
  * forks its ruleset keeper) against a later one, and the same after a first `file_exists`, which
  * tells the shell runtime's start from what any first call of a new session costs. A later call
  * is timed twice: right after the one before (as the targets read), and after a 50 ms pause, as
- * a model's calls come. Moving a process into a cgroup costs the kernel an RCU grace period
- * (~10 ms here) when no other move happened in the last ~15 ms, which every first call and every
- * call after a pause pays: the second ratio is what the session's start itself costs.
+ * a model's calls come; a raw spawn timed the same two ways shows what any spawn after a quiet
+ * moment costs on this machine, so the second ratio is what the session's start itself costs.
+ * The helper starts each job inside its cgroup (clone3 with CLONE_INTO_CGROUP), so no call waits
+ * for the kernel's cgroup move; only on Linux < 5.7, where it writes itself into cgroup.procs
+ * instead, does every first call and every call after a pause pay an RCU grace period (~10 ms).
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'

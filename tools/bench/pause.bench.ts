@@ -1,10 +1,13 @@
 /**
  * `pnpm bench pause`: what a pause before a call costs. `shell_run(["true"])` right after the call
  * before it and after a 50 ms pause, with per-job cgroups and with the environment marker, beside
- * a raw `bash -c true` spawn timed the same two ways. Moving a process into a cgroup takes the
- * kernel's cgroup_threadgroup_rwsem for writing, which waits for an RCU grace period unless
- * another move happened a moment before; every first call of a session, and every call a model
- * makes after thinking, pays that.
+ * a raw `bash -c true` spawn timed the same two ways. Moving a running process into a cgroup
+ * (writing cgroup.procs) takes the kernel's cgroup_threadgroup_rwsem for writing, which waits for
+ * an RCU grace period unless another move happened a moment before. The helper starts each job
+ * inside its cgroup instead (clone3 with CLONE_INTO_CGROUP, which takes that lock only for
+ * reading), so a call after a pause costs what any spawn after a pause costs; on Linux < 5.7 it
+ * falls back to the move, and there every first call of a session and every call a model makes
+ * after thinking pays the wait.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
