@@ -13,7 +13,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
-import { median, rawSpawn, spread } from './timings.ts'
+import { median, rawSpawn, spread, timed } from './timings.ts'
 
 const ROUNDS = 60
 const PAUSE_MS = 50
@@ -26,12 +26,10 @@ const runtimes: Array<[string, ShellRuntime]> = [
 ]
 try {
   const series = new Map<string, number[]>()
-  const time = async (name: string, call: () => Promise<unknown>) => {
-    const t = performance.now()
-    await call()
-    const list = series.get(name) ?? []
-    list.push(performance.now() - t)
-    series.set(name, list)
+  const record = (name: string, ms: number) => {
+    const list = series.get(name)
+    if (list === undefined) series.set(name, [ms])
+    else list.push(ms)
   }
   const calls: Array<[string, () => Promise<unknown>]> = [
     ['raw spawn bash -c true', rawSpawn],
@@ -41,9 +39,9 @@ try {
   for (let i = 0; i < ROUNDS; i++) {
     for (const [name, call] of calls) {
       await call()
-      await time(`${name}, right after a call`, call)
+      record(`${name}, right after a call`, await timed(call))
       await new Promise((r) => setTimeout(r, PAUSE_MS))
-      await time(`${name}, after a ${PAUSE_MS} ms pause`, call)
+      record(`${name}, after a ${PAUSE_MS} ms pause`, await timed(call))
     }
   }
   console.log(`${ROUNDS} rounds; min – median – max\n`)
