@@ -126,6 +126,7 @@ try {
   report('  ratio hands / minimal (medians)', `${(median(hands.list) / median(floor.list)).toFixed(2)}x`, '(the tools load after initialize)')
   report('minimal SDK server: idle RSS', spread(floor.rss, 0, 'MiB'))
   report('hands serve: idle RSS, tools loaded', spread(hands.rss, 0, 'MiB'))
+  report('  ratio hands / minimal (medians)', `${(median(hands.rss) / median(floor.rss)).toFixed(2)}x`)
 
   const sdkImport: number[] = []
   const surfaceImport: number[] = []
