@@ -21,7 +21,7 @@ const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 15)
 const TARGET = 1.3
 
 if (!existsSync(bin)) {
-  console.error(`${bin} is missing; run pnpm build first`)
+  console.error(`${bin} is missing; run pnpm build first (pnpm bench does)`)
   process.exit(1)
 }
 
