@@ -2,7 +2,7 @@ export { createShellRuntime, type ShellAttachment, type ShellRuntime } from './r
 export type { ScreenView } from './screen/screen.ts'
 export type { ShellWatcher } from './shells/background-shell.ts'
 export type { ShellRuntimeOptions } from './runtime/options.ts'
-export { pickLimits, SHELL_LIMITS, type ShellLimits } from './limits/limits.ts'
+export { bytesText, pickLimits, SHELL_LIMITS, type ShellLimits } from './limits/limits.ts'
 export type { ConfineKind, ConfineMode } from './confine/confiner.ts'
 export { describeConfinement, type Confinement } from './confine/describe.ts'
 export { SECRET_STORES } from './confine/policy.ts'

@@ -1,10 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { serveHttp } from '@hands/surface'
+import { serveHttp, type HttpServeOptions } from '@hands/surface'
 import { structured } from './helpers/mcp.ts'
-import { eventually, isAlive, processesMentioning } from './helpers/procs.ts'
-import { jsonRpc, post } from './helpers/serve.ts'
+import { eventually, processesMentioning } from './helpers/procs.ts'
+import { INITIALIZE, jsonRpc, post } from './helpers/serve.ts'
 import { tempRoot } from './helpers/tmp.ts'
 
 const cleanups: Array<() => unknown> = []
@@ -13,10 +15,10 @@ afterEach(async () => {
 })
 
 /** A server and an SDK client whose fetch records, per JSON-RPC method POSTed, the Content-Type of the answer. */
-async function recorded() {
+async function recorded(listen: Partial<HttpServeOptions> = {}) {
   const root = tempRoot()
   cleanups.push(root.remove)
-  const running = await serveHttp({ host: '127.0.0.1', port: 0 }, { roots: [root.dir] })
+  const running = await serveHttp({ host: '127.0.0.1', port: 0, ...listen }, { roots: [root.dir] })
   cleanups.push(() => running.close())
   const answers: Array<{ method: string; type: string | null; length: string | null }> = []
   const recording: typeof fetch = async (input, init) => {
@@ -31,7 +33,15 @@ async function recorded() {
   const client = new Client({ name: 'hands-bridge-test', version: '0.0.0' })
   await client.connect(transport)
   cleanups.push(() => client.close())
-  return { running, client, transport, answers }
+  return { running, client, transport, answers, root: root.dir }
+}
+
+/** A session opened with plain fetch (no standalone GET stream, unlike the SDK client); its id. */
+async function rawSession(url: string, capabilities: Record<string, unknown> = {}): Promise<string> {
+  const init = await post(url, JSON.stringify({ ...INITIALIZE, params: { ...INITIALIZE.params, capabilities } }))
+  const id = init.headers.get('mcp-session-id') as string
+  await post(url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), sessionHeaders(id))
+  return id
 }
 
 /** POST `message` on session `sessionId` with plain fetch; the response as it arrives. */
@@ -87,6 +97,8 @@ describe('hands serve --http: how answers travel', () => {
     })
     const headersAt = performance.now() - started
     expect(res.headers.get('content-type')).toBe('text/event-stream')
+    // Not at once: a call's answer waits a second for a lone result before it turns SSE.
+    expect(headersAt).toBeGreaterThan(800)
     const text = await res.text()
     const doneAt = performance.now() - started
     expect(doneAt).toBeGreaterThanOrEqual(2900)
@@ -155,25 +167,25 @@ describe('hands serve --http: how answers travel', () => {
   it('keeps one GET stream per session (409 for a second, 406 without text/event-stream) and sends the server log on it', async () => {
     const { running, client, transport } = await recorded()
     const id = transport.sessionId as string
-    // The SDK client opened the session's GET stream after initialize.
-    const second = await fetch(running.url, { headers: { accept: 'text/event-stream', ...sessionHeaders(id) } })
-    expect(second.status).toBe(409)
-    expect(((await second.clone().json()) as { error: { message: string } }).error.message).toContain('one is allowed per session')
-    const notSse = await fetch(running.url, { headers: { accept: 'application/json', ...sessionHeaders(id) } })
-    expect(notSse.status).toBe(406)
-    await notSse.body?.cancel()
-    // With the SDK client's stream gone, a GET of our own gets the log.
+    // The SDK client opens its GET stream without waiting for it; with the client closed, the
+    // server sees that stream end a moment later, and a GET of our own gets the session's stream.
     await client.close()
-    const logs: string[] = []
-    let own = second
-    // The server sees the SDK client's stream close a moment after the client does.
+    const open = () => fetch(running.url, { headers: { accept: 'text/event-stream', ...sessionHeaders(id) } })
+    let own = await open()
     for (let i = 0; i < 100 && own.status !== 200; i++) {
       await own.body?.cancel()
       await new Promise((r) => setTimeout(r, 50))
-      own = await fetch(running.url, { headers: { accept: 'text/event-stream', ...sessionHeaders(id) } })
+      own = await open()
     }
     expect(own.status).toBe(200)
     expect(own.headers.get('content-type')).toBe('text/event-stream')
+    const second = await open()
+    expect(second.status).toBe(409)
+    expect(((await second.json()) as { error: { message: string } }).error.message).toContain('one is allowed per session')
+    const notSse = await fetch(running.url, { headers: { accept: 'application/json', ...sessionHeaders(id) } })
+    expect(notSse.status).toBe(406)
+    await notSse.body?.cancel()
+    const logs: string[] = []
     const reader = (own.body as ReadableStream<Uint8Array>).getReader()
     await post(running.url, JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'logging/setLevel', params: { level: 'debug' } }), sessionHeaders(id))
     await post(
@@ -192,15 +204,16 @@ describe('hands serve --http: how answers travel', () => {
   })
 
   it('ends a call still running when its session is deleted: the call is answered with an error and its command stopped', async () => {
-    const { running, client, transport } = await recorded()
+    const { running, client, transport, root } = await recorded()
     const id = transport.sessionId as string
-    const marker = `hands-delete-mid-call-${process.pid}-${Date.now()}`
     const call = post(
       running.url,
-      JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'shell_run', arguments: { commands: [`sleep 120 # ${marker}`] } } }),
+      JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'shell_run', arguments: { commands: ['sleep 120'] } } }),
       sessionHeaders(id),
     )
-    await eventuallyRunning(marker)
+    // The command's processes work in the root: the sleep itself is among them.
+    const sleeping = () => processesMentioning(root).filter((p) => p.cmd === 'sleep 120')
+    expect(await eventually(() => sleeping().length > 0, 10_000)).toBe(true)
     const started = performance.now()
     const deleted = await fetch(running.url, { method: 'DELETE', headers: sessionHeaders(id) })
     expect(deleted.status).toBe(200)
@@ -210,30 +223,89 @@ describe('hands serve --http: how answers travel', () => {
       id: 41,
       error: { code: -32001, message: expect.stringContaining('the session ended before this request was answered') },
     })
-    expect(await eventually(() => processesMentioning(marker).filter((p) => isAlive(p.pid)).length === 0)).toBe(true)
+    expect(await eventually(() => processesMentioning(root).length === 0)).toBe(true)
     await client.close()
   }, 30_000)
 
-  it('goes on serving after a client leaves in the middle of a call', async () => {
-    const { running, client, transport } = await recorded()
+  it('lets go of a call whose client left: the session goes on serving, then idles out', async () => {
+    const { running } = await recorded({ sessionIdleMs: 1500 })
+    const id = await rawSession(running.url)
     const left = new AbortController()
     const call = fetch(running.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...sessionHeaders(transport.sessionId as string) },
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...sessionHeaders(id) },
       body: JSON.stringify({ jsonrpc: '2.0', id: 42, method: 'tools/call', params: { name: 'shell_run', arguments: { commands: ['sleep 0.5'] } } }),
       signal: left.signal,
     })
     setTimeout(() => left.abort(), 100)
     await expect(call).rejects.toThrow()
     await new Promise((r) => setTimeout(r, 800))
-    expect(structured(await client.callTool({ name: 'file_exists', arguments: { paths: ['.'] } }))).toEqual({ paths: [{ path: '.', is_exists: true }] })
+    const later = await post(
+      running.url,
+      JSON.stringify({ jsonrpc: '2.0', id: 43, method: 'tools/call', params: { name: 'file_exists', arguments: { paths: ['.'] } } }),
+      sessionHeaders(id),
+    )
+    expect(jsonRpc(later.text)).toMatchObject({ id: 43, result: { structuredContent: { paths: [{ path: '.', is_exists: true }] } } })
+    // The left answer holds the session open no longer: with no request, it expires.
+    expect(running.sessions()).toContain(id)
+    expect(await eventually(() => !running.sessions().includes(id), 10_000)).toBe(true)
+  })
+
+  it('ends the answer of a call the client cancelled, so the session can idle out', async () => {
+    const { running, root } = await recorded({ sessionIdleMs: 1500 })
+    const id = await rawSession(running.url)
+    const call = post(
+      running.url,
+      JSON.stringify({ jsonrpc: '2.0', id: 44, method: 'tools/call', params: { name: 'shell_run', arguments: { commands: ['sleep 20'] } } }),
+      sessionHeaders(id),
+    )
+    expect(await eventually(() => processesMentioning(root).some((p) => p.cmd === 'sleep 20'), 10_000)).toBe(true)
+    const cancel = await post(
+      running.url,
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 44, reason: 'the user gave up' } }),
+      sessionHeaders(id),
+    )
+    expect(cancel.status).toBe(202)
+    const started = performance.now()
+    const answer = await call
+    // Well before the command's 20 s: the answer ended when the call was cancelled.
+    expect(performance.now() - started).toBeLessThan(10_000)
+    expect(jsonRpc(answer.text === '' ? 'null' : answer.text)).toBeNull()
+    // The session expires, and its command stops with it.
+    expect(await eventually(() => !running.sessions().includes(id), 15_000)).toBe(true)
+    expect(await eventually(() => processesMentioning(root).length === 0)).toBe(true)
+  }, 40_000)
+
+  it('asks for a confirmation on the stream of the call that asks, so a client without a GET stream gets it', async () => {
+    const { running, root } = await recorded()
+    writeFileSync(join(root, 'doomed.txt'), 'x')
+    const id = await rawSession(running.url, { elicitation: {} })
+    const res = await fetch(running.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...sessionHeaders(id) },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 45, method: 'tools/call', params: { name: 'delete', arguments: { paths: ['doomed.txt'] } } }),
+    })
+    expect(res.headers.get('content-type')).toBe('text/event-stream')
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    const decoder = new TextDecoder()
+    let text = ''
+    const next = async (what: string) => {
+      while (!text.includes(what)) {
+        const chunk = await reader.read()
+        if (chunk.done) throw new Error(`the stream ended before ${what}: ${text}`)
+        text += decoder.decode(chunk.value)
+      }
+    }
+    await next('elicitation/create')
+    const ask = jsonRpc(text) as { id: number; method?: string }
+    const answered = await post(
+      running.url,
+      JSON.stringify({ jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { confirm: true } } }),
+      sessionHeaders(id),
+    )
+    expect(answered.status).toBe(202)
+    await next('"id":45')
+    expect(text).toContain('"is_deleted":true')
+    expect(existsSync(join(root, 'doomed.txt'))).toBe(false)
   })
 })
-
-async function eventuallyRunning(marker: string) {
-  for (let i = 0; i < 200; i++) {
-    if (processesMentioning(marker).length > 0) return
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error(`no process mentioning ${marker} started`)
-}

@@ -59,14 +59,17 @@ export function pickLimits(options: ShellLimits): ShellLimits {
   return out
 }
 
-/** A byte count as a person reads it: `64 MiB`, `256 KiB` when exact, else `1234 bytes`. */
-export function bytesText(n: number): string {
+/**
+ * A byte count as a person reads it: `64 MiB`, `256 KiB` when exact, else `1234 bytes`; as a SIZE
+ * flag takes it (`flag`): `64MiB`, else `1234`.
+ */
+export function bytesText(n: number, form: 'prose' | 'flag' = 'prose'): string {
   for (const [unit, size] of [
     ['GiB', 1024 ** 3],
     ['MiB', 1024 ** 2],
     ['KiB', 1024],
   ] as const) {
-    if (n >= size && n % size === 0) return `${n / size} ${unit}`
+    if (n >= size && n % size === 0) return form === 'flag' ? `${n / size}${unit}` : `${n / size} ${unit}`
   }
-  return `${n} bytes`
+  return form === 'flag' ? String(n) : `${n} bytes`
 }

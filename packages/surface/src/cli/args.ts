@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { SHELL_LIMITS, type ConfineMode, type ShellLimits } from '@hands/shell-runtime'
+import { bytesText, SHELL_LIMITS, type ConfineMode, type ShellLimits } from '@hands/shell-runtime'
 import type { SurfaceOptions } from '../session.ts'
 
 const CONFINE_MODES: readonly ConfineMode[] = ['auto', 'landlock', 'bwrap', 'off']
@@ -27,14 +27,7 @@ export const SESSION_FLAGS = {
 
 const UNITS: Record<string, number> = { '': 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 }
 
-/** A byte count as the help shows it and SIZE flags take it: `64MiB`. */
-function size(n: number): string {
-  for (const unit of ['GiB', 'MiB', 'KiB']) {
-    const u = UNITS[unit.toLowerCase()] as number
-    if (n % u === 0) return `${n / u}${unit}`
-  }
-  return String(n)
-}
+const size = (n: number) => bytesText(n, 'flag')
 
 export const SESSION_HELP = `  --root DIR            allowed root (repeatable); the first is the workspace root (default: the directory you run from)
   --no-shell            switch off the five shell tools

@@ -78,14 +78,14 @@ async function serve(argv: string[]): Promise<number> {
     if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--root ${root} is not a directory`)
   }
   // A mechanism asked for by name must work here before anything is served; `auto` is described once the tools are loaded.
-  if (options.confine !== undefined && options.confine !== 'auto') await confinementOf(options)
+  const named = options.confine !== undefined && options.confine !== 'auto' ? await confinementOf(options) : undefined
   if (values.http === undefined) {
     for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'max-body-bytes', 'allow-host'] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)
     }
     const { serveStdio } = await import('../mcp/stdio.ts')
     await serveStdio(options, await offerAttach(values))
-    await sayHowShellsRun(options)
+    await sayHowShellsRun(options, named)
     return -1
   }
   const { serveHttp, parseListen } = await import('../mcp/http.ts')
@@ -114,7 +114,7 @@ async function serve(argv: string[]): Promise<number> {
     throw e
   }
   process.stderr.write(`hands: serving MCP over Streamable HTTP at ${running.url}\n`)
-  await sayHowShellsRun(options)
+  await sayHowShellsRun(options, named)
   const stop = async (why: string) => {
     process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
     await running.close()
@@ -150,9 +150,9 @@ async function offerAttach(values: { 'no-attach'?: boolean; 'attach-dir'?: strin
   }
 }
 
-/** Say once, on stderr, how commands are confined, and why background shells cannot start here (and how to fix it) when node-pty is missing. */
-async function sayHowShellsRun(options: SurfaceOptions): Promise<void> {
-  const confinement = await confinementOf(options)
+/** Say once, on stderr, how commands are confined (`known` when already described), and why background shells cannot start here (and how to fix it) when node-pty is missing. */
+async function sayHowShellsRun(options: SurfaceOptions, known?: Confinement | null): Promise<void> {
+  const confinement = known === undefined ? await confinementOf(options) : known
   if (confinement === null) return
   process.stderr.write(
     `${confinement.summary

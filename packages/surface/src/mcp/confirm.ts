@@ -1,4 +1,5 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import type { ConfirmDecline, ConfirmRequest } from '../hooks.ts'
 import { sizeText, visiblePath } from '../render/visible.ts'
 
@@ -31,22 +32,27 @@ export function confirmationText(request: ConfirmRequest): string {
 /**
  * Ask the client's user through elicitation before a destructive act. Only an `accept` with
  * `confirm: true` confirms; every other answer declines and says what it was, so the model
- * reads what happened instead of a generic refusal.
+ * reads what happened instead of a generic refusal. `call` is the id of the tool call asking: the
+ * question travels with that call's answer (over HTTP, on its POST's stream), so a client that
+ * opens no standalone stream still gets it.
  */
-export async function askToConfirm(server: Server, request: ConfirmRequest): Promise<true | ConfirmDecline> {
+export async function askToConfirm(server: Server, request: ConfirmRequest, call?: RequestId): Promise<true | ConfirmDecline> {
   const what = request.action === 'delete' ? 'Delete' : 'Replace'
   let answer
   try {
-    answer = await server.elicitInput({
-      message: confirmationText(request),
-      requestedSchema: {
-        type: 'object',
-        properties: {
-          [CONFIRM]: { type: 'boolean', title: `${what} ${request.targets.length === 1 ? 'this path' : `these ${request.targets.length} paths`}` },
+    answer = await server.elicitInput(
+      {
+        message: confirmationText(request),
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            [CONFIRM]: { type: 'boolean', title: `${what} ${request.targets.length === 1 ? 'this path' : `these ${request.targets.length} paths`}` },
+          },
+          required: [CONFIRM],
         },
-        required: [CONFIRM],
       },
-    })
+      call === undefined ? undefined : { relatedRequestId: call },
+    )
   } catch (e) {
     return { declined: `the confirmation request to the client failed (${e instanceof Error ? e.message : String(e)})` }
   }

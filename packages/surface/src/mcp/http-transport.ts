@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
 
 /** A POST answer that has sent nothing for this long gets its SSE headers on their own, so a client waiting on a long tool call sees the answer begin. */
 const HEADERS_AFTER_MS = 1000
@@ -9,9 +9,10 @@ const KEEP_ALIVE_MS = 15_000
 /** The most messages one POST may carry (a JSON-RPC batch, which protocol versions before 2025-06-18 allow). */
 const MAX_BATCH = 100
 
-const INVALID_REQUEST = -32600
-const SERVER_ERROR = -32000
-const SESSION_NOT_FOUND = -32001
+/** The Streamable HTTP transport's codes: a server error, and a session that is not (or no longer) open. */
+export const SERVER_ERROR = -32000
+export const SESSION_NOT_FOUND = -32001
+const INVALID_REQUEST = ErrorCode.InvalidRequest
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' }
 
@@ -20,22 +21,16 @@ interface Stream {
   res: ServerResponse
   /** Requests answered on it that have no response yet (none for the GET stream). */
   pending: Set<RequestId>
-  /** Whether it is an SSE stream (its headers sent); until then a POST's lone result can still go out as one JSON body. */
-  isSse: boolean
+  /** The SSE headers' deadline, then the keep-alive comments. */
   timer: NodeJS.Timeout | null
 }
 
 type Answer = { status: number; code: number; message: string }
 
 const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } => !('method' in m)
-const isRequest = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId; method: string } => 'method' in m && 'id' in m
-const isInitialize = (m: JSONRPCMessage) => isRequest(m) && m.method === 'initialize'
-
-/** The id of a refused single request, when it has a usable one, so the client can match the error to it. */
-function idOf(body: unknown): RequestId | null {
-  const id = (body as { id?: unknown } | null)?.id
-  return typeof id === 'string' || typeof id === 'number' ? id : null
-}
+type Request = JSONRPCMessage & { id: RequestId; method: string }
+const isRequest = (m: JSONRPCMessage): m is Request => 'method' in m && 'id' in m
+const isInitialize = (m: JSONRPCMessage): m is Request => isRequest(m) && m.method === 'initialize'
 
 function event(message: JSONRPCMessage): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`
@@ -44,10 +39,13 @@ function event(message: JSONRPCMessage): string {
 /** Whether `res` can still be written to (not ended, its client still there). */
 const isOpen = (res: ServerResponse) => !res.writableEnded && !res.destroyed
 
-function refuse(res: ServerResponse, answer: Answer, id: RequestId | null = null) {
-  res.writeHead(answer.status, { 'content-type': 'application/json' })
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: answer.code, message: answer.message }, id }))
+/** Answer with HTTP `status` and a JSON-RPC error; `id` is kept when it is a request id (a client matches the error to its request by it). */
+export function reply(res: ServerResponse, status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: typeof id === 'string' || typeof id === 'number' ? id : null }))
 }
+
+const refuse = (res: ServerResponse, answer: Answer, id: unknown = null) => reply(res, answer.status, answer.code, answer.message, id)
 
 /** Why a request's `MCP-Protocol-Version` header is refused, or null when it is absent or supported. */
 function protocolVersion(req: IncomingMessage): Answer | null {
@@ -115,7 +113,10 @@ export class HttpTransport implements Transport {
   onmessage?: Transport['onmessage']
 
   readonly #options: HttpTransportOptions
+  /** The stream each unanswered request is answered on. */
   readonly #byRequest = new Map<RequestId, Stream>()
+  /** Every stream still open, so closing the session ends them all. */
+  readonly #streams = new Set<Stream>()
   #standalone: Stream | null = null
   #isClosed = false
 
@@ -143,15 +144,11 @@ export class HttpTransport implements Transport {
 
   #post(req: IncomingMessage, res: ServerResponse, body: unknown) {
     const messages = messagesOf(body)
-    if (!Array.isArray(messages)) return refuse(res, messages, idOf(body))
+    if (!Array.isArray(messages)) return refuse(res, messages, (body as { id?: unknown } | null)?.id)
     const first = messages[0] as JSONRPCMessage
     if (isInitialize(first)) {
       if (this.sessionId !== undefined) {
-        return refuse(
-          res,
-          { status: 400, code: INVALID_REQUEST, message: `Invalid Request: session ${this.sessionId} is already initialized` },
-          (first as { id: RequestId }).id,
-        )
+        return refuse(res, { status: 400, code: INVALID_REQUEST, message: `Invalid Request: session ${this.sessionId} is already initialized` }, first.id)
       }
       this.sessionId = this.#options.sessionId()
       this.#options.onSessionInitialized?.(this.sessionId)
@@ -163,15 +160,20 @@ export class HttpTransport implements Transport {
     const requests = messages.filter(isRequest)
     if (requests.length === 0) {
       res.writeHead(202).end()
-      for (const m of messages) this.onmessage?.(m, extra)
+      for (const m of messages) {
+        this.#cancelled(m)
+        this.onmessage?.(m, extra)
+      }
       return
     }
-    const stream: Stream = { res, pending: new Set(requests.map((r) => r.id)), isSse: false, timer: null }
+    const stream = this.#open(res, new Set(requests.map((r) => r.id)))
     for (const id of stream.pending) this.#byRequest.set(id, stream)
     stream.timer = setTimeout(() => this.#startSse(stream), HEADERS_AFTER_MS)
     stream.timer.unref()
-    res.once('close', () => this.#drop(stream))
-    for (const m of messages) this.onmessage?.(m, extra)
+    for (const m of messages) {
+      this.#cancelled(m)
+      this.onmessage?.(m, extra)
+    }
   }
 
   #get(req: IncomingMessage, res: ServerResponse) {
@@ -181,15 +183,36 @@ export class HttpTransport implements Transport {
     if (this.#standalone !== null) {
       return refuse(res, { status: 409, code: SERVER_ERROR, message: 'Conflict: this session already has its GET stream open; one is allowed per session' })
     }
-    const stream: Stream = { res, pending: new Set(), isSse: false, timer: null }
-    this.#standalone = stream
-    res.once('close', () => this.#drop(stream))
-    this.#startSse(stream)
+    this.#standalone = this.#open(res, new Set())
+    this.#startSse(this.#standalone)
   }
 
+  #open(res: ServerResponse, pending: Set<RequestId>): Stream {
+    const stream: Stream = { res, pending, timer: null }
+    this.#streams.add(stream)
+    res.once('close', () => this.#drop(stream))
+    return stream
+  }
+
+  /**
+   * A request the client cancelled gets no response (the protocol drops it), so its stream stops
+   * waiting for one; a stream left with nothing to wait for ends.
+   */
+  #cancelled(message: JSONRPCMessage) {
+    if (!('method' in message) || message.method !== 'notifications/cancelled') return
+    const id = (message.params as { requestId?: RequestId } | undefined)?.requestId
+    const stream = id === undefined ? undefined : this.#byRequest.get(id)
+    if (id === undefined || stream === undefined) return
+    this.#byRequest.delete(id)
+    stream.pending.delete(id)
+    if (stream.pending.size > 0 || !isOpen(stream.res)) return
+    if (!stream.res.headersSent) stream.res.writeHead(202)
+    stream.res.end()
+  }
+
+  /** Send a stream's SSE headers now, if it has sent nothing yet (a POST's lone result can still go out as one JSON body until then). */
   #startSse(stream: Stream) {
-    if (stream.isSse || !isOpen(stream.res)) return
-    stream.isSse = true
+    if (stream.res.headersSent || !isOpen(stream.res)) return
     if (stream.timer !== null) clearTimeout(stream.timer)
     stream.timer = setInterval(() => isOpen(stream.res) && stream.res.write(': keepalive\n\n'), KEEP_ALIVE_MS)
     stream.timer.unref()
@@ -205,6 +228,7 @@ export class HttpTransport implements Transport {
   #drop(stream: Stream) {
     if (stream.timer !== null) clearTimeout(stream.timer)
     stream.timer = null
+    this.#streams.delete(stream)
     if (this.#standalone === stream) this.#standalone = null
     for (const id of stream.pending) if (this.#byRequest.get(id) === stream) this.#byRequest.delete(id)
     stream.pending.clear()
@@ -218,7 +242,7 @@ export class HttpTransport implements Transport {
       return
     }
     const stream = this.#byRequest.get(id)
-    if (stream === undefined) return // its client left, or the session ended
+    if (stream === undefined) return // its client left, the request was cancelled, or the session ended
     if (isResponse(message)) {
       stream.pending.delete(id)
       this.#byRequest.delete(id)
@@ -231,7 +255,7 @@ export class HttpTransport implements Transport {
       return
     }
     // The last response of this POST: as the lone JSON body when nothing went before it.
-    if (stream.isSse) return void res.end(event(message))
+    if (res.headersSent) return void res.end(event(message))
     const json = JSON.stringify(message)
     res.writeHead(200, this.#headers({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(json)) }))
     res.end(json)
@@ -244,9 +268,7 @@ export class HttpTransport implements Transport {
     for (const id of [...this.#byRequest.keys()]) {
       await this.send({ jsonrpc: '2.0', id, error: { code: SESSION_NOT_FOUND, message: 'the session ended before this request was answered' } })
     }
-    const standalone = this.#standalone
-    this.#standalone = null
-    if (standalone !== null && isOpen(standalone.res)) standalone.res.end()
+    for (const stream of this.#streams) if (isOpen(stream.res)) stream.res.end()
     this.onclose?.()
   }
 }

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { AttachServer } from '../attach/server.ts'
 import { shareLoginEnvironment, type SurfaceOptions } from '../session.ts'
 import { allowedHosts, hostHeader, isAllowedOrigin, isLoopback } from './guard.ts'
 import { BodyTooLarge, readBody } from './read-body.ts'
-import { HttpTransport } from './http-transport.ts'
+import { HttpTransport, reply, SERVER_ERROR, SESSION_NOT_FOUND } from './http-transport.ts'
 import { createMcpServer, type HandsMcpServer } from './server.ts'
 
 export { isLoopback }
@@ -27,11 +27,6 @@ export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 const KEEP_ALIVE_MS = 60_000
 /** How long a client answered 413 may go on sending (read and dropped) before its connection is cut. */
 const DRAIN_MS = 5000
-
-/** JSON-RPC codes the front door answers with. */
-const PARSE_ERROR = -32700
-const SERVER_ERROR = -32000
-const SESSION_NOT_FOUND = -32001
 
 /** Parse `HOST:PORT` (IPv6 as `[::1]:PORT`); port 0 picks a free port. */
 export function parseListen(value: string): { host: string; port: number } {
@@ -99,11 +94,6 @@ function postHeaders(req: IncomingMessage): { status: number; message: string } 
     return { status: 406, message: 'Not Acceptable: Accept must list both application/json and text/event-stream' }
   }
   return null
-}
-
-function reply(res: ServerResponse, status: number, code: number, message: string, id: unknown = null, headers: Record<string, string> = {}) {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers })
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: typeof id === 'string' || typeof id === 'number' ? id : null }))
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
@@ -266,7 +256,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
   const http: HttpServer = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
       if (res.headersSent) return
-      if (e instanceof BadBody) return reply(res, 400, PARSE_ERROR, `Parse error: ${e.message}`)
+      if (e instanceof BadBody) return reply(res, 400, ErrorCode.ParseError, `Parse error: ${e.message}`)
       if (e instanceof BodyTooLarge) {
         // Answer at once while the rest of the body is read and dropped: closing a socket the
         // client is still writing to resets it, and the client may lose the answer. One that

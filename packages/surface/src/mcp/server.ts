@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
@@ -10,6 +11,7 @@ import {
   ReadResourceRequestSchema,
   type CallToolResult,
   type LoggingLevel,
+  type RequestId,
 } from '@modelcontextprotocol/sdk/types.js'
 import { SHELL_TOGGLE, isToolName } from '@hands/contracts'
 import { toApiTools } from '../adapters/api-tools.ts'
@@ -73,9 +75,12 @@ export function attachSession(server: Server, options: SurfaceOptions = {}, serv
 
   // Destructive calls ask the client's user when the client can be asked; otherwise the
   // host's own hook (if any) decides, and the destructiveHint annotation lets the client ask.
+  // The question goes out related to the tool call that asks it (the call's id, kept for the
+  // call's duration).
+  const calling = new AsyncLocalStorage<RequestId>()
   const viaElicitation: ConfirmHook = async (request) => {
     if (server.getClientCapabilities()?.elicitation === undefined) return options.confirm ? options.confirm(request) : true
-    const answer = await askToConfirm(server, request)
+    const answer = await askToConfirm(server, request, calling.getStore())
     if (answer !== true) notify('notice', `${request.tool}: not confirmed: ${answer.declined}`)
     return answer
   }
@@ -88,13 +93,13 @@ export function attachSession(server: Server, options: SurfaceOptions = {}, serv
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toApiTools('mcp', session.tools) as never }))
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params
     if (!served.has(name)) {
       const why = isToolName(name) ? `${name} is switched off by the host (toggle \`${SHELL_TOGGLE}\`)` : `Unknown tool: ${JSON.stringify(name)}`
       throw protocolError(ErrorCode.InvalidParams, `${why}; this server's tools are ${servedList}`, { tool: name, tools: [...served] })
     }
-    const outcome = await session.call(name, request.params.arguments ?? {})
+    const outcome = await calling.run(extra.requestId, () => session.call(name, request.params.arguments ?? {}))
     if (outcome.ok) {
       return {
         content: [{ type: 'text', text: renderOutcome(outcome, renderOptions) }],

@@ -1,6 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { AttachServer } from '../attach/server.ts'
 import type { SurfaceOptions } from '../session.ts'
 import { LineLimit } from './line-limit.ts'
@@ -9,7 +9,6 @@ import type { HandsMcpServer } from './server.ts'
 
 /** The largest stdio message read: the SDK's own limit (10 MiB). */
 export const MAX_STDIO_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE
-const INVALID_REQUEST = -32600
 
 /** Messages the SDK answers by itself: the handshake needs no tool. */
 const HANDSHAKE = new Set(['initialize', 'notifications/initialized', 'ping'])
@@ -37,7 +36,7 @@ export async function serveStdio(options: SurfaceOptions = {}, attach: AttachSer
       else hands.notify('warning', text)
       const message = `Invalid Request: this message is ${bytes} bytes, over this server's ${MAX_STDIO_MESSAGE_BYTES}-byte limit for one stdio message; it was not read. Send less in one request.`
       process.stdout.write(
-        `${JSON.stringify({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message, data: { bytes, limit: MAX_STDIO_MESSAGE_BYTES } } })}\n`,
+        `${JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message, data: { bytes, limit: MAX_STDIO_MESSAGE_BYTES } } })}\n`,
       )
     }),
   )
