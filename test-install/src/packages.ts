@@ -7,9 +7,12 @@ export const REPO = join(import.meta.dirname, '..', '..')
 /** The four published packages, in dependency order. */
 export const PUBLISHED = ['contracts', 'fs-runtime', 'shell-runtime', 'surface'] as const
 
+/** Tarball paths by package directory. */
+export type Tarballs = Record<(typeof PUBLISHED)[number], string>
+
 /** `pnpm pack` each published package (built beforehand by turbo's `^build`) into `dir`; the tarball paths by package directory. */
-export function packAll(dir: string): Record<(typeof PUBLISHED)[number], string> {
-  const out = {} as Record<(typeof PUBLISHED)[number], string>
+export function packAll(dir: string): Tarballs {
+  const out = {} as Tarballs
   for (const name of PUBLISHED) {
     const before = new Set(readdirSync(dir))
     execFileSync('pnpm', ['pack', '--pack-destination', dir], { cwd: join(REPO, 'packages', name), stdio: ['ignore', 'ignore', 'inherit'] })

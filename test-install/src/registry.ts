@@ -47,7 +47,13 @@ export async function startRegistry(dir: string): Promise<Registry> {
   })
   const port = await new Promise<number>((resolve, reject) => {
     let out = ''
-    const timer = setTimeout(() => reject(new Error(`verdaccio did not listen within 60 s: ${out}${log}`)), 60_000)
+    let timedOut = false
+    // A Verdaccio that never listens is killed here, and the promise settles once it has exited,
+    // so no registry outlives the test that started it.
+    const timer = setTimeout(() => {
+      timedOut = true
+      child.kill('SIGKILL')
+    }, 60_000)
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString()
       const m = /\{"port":(\d+)\}/.exec(out)
@@ -56,9 +62,9 @@ export async function startRegistry(dir: string): Promise<Registry> {
         resolve(Number(m[1]))
       }
     })
-    child.once('exit', (code) => {
+    child.once('exit', (code, signal) => {
       clearTimeout(timer)
-      reject(new Error(`verdaccio exited ${code}: ${out}${log}`))
+      reject(new Error(timedOut ? `verdaccio did not listen within 60 s (killed): ${out}${log}` : `verdaccio exited ${code ?? signal}: ${out}${log}`))
     })
   })
   const url = `http://127.0.0.1:${port}/`

@@ -4,9 +4,9 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { consumerEnv, run } from '../src/npm.ts'
-import { PUBLISHED, REPO, packAll } from '../src/packages.ts'
+import { PUBLISHED, REPO } from '../src/packages.ts'
 import { startRegistry, type Registry } from '../src/registry.ts'
 
 const fixtures = join(import.meta.dirname, '..', 'fixtures')
@@ -56,7 +56,7 @@ beforeAll(async () => {
   mkdirSync(root)
   writeFileSync(join(root, 'marker.txt'), 'x')
   registry = await startRegistry(join(work, 'registry'))
-  const tarballs = packAll(mkdtempSync(join(work, 'packs-')))
+  const tarballs = inject('tarballs')
   const publishRc = join(work, 'publish.npmrc')
   const host = registry.url.replace(/^http:/, '')
   writeFileSync(publishRc, `@hands:registry=${registry.url}\n${host}:_authToken=${registry.token}\n`)

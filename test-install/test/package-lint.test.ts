@@ -1,15 +1,12 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { publint } from 'publint'
 import { formatMessage } from 'publint/utils'
-import { afterAll, describe, expect, it } from 'vitest'
-import { PUBLISHED, REPO, packAll, tarballFiles, tarballManifest } from '../src/packages.ts'
+import { describe, expect, inject, it } from 'vitest'
+import { PUBLISHED, REPO, tarballFiles, tarballManifest } from '../src/packages.ts'
 
-const dir = mkdtempSync(join(tmpdir(), 'hands-pack-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-const tarballs = packAll(dir)
+const tarballs = inject('tarballs')
 const attw = join(import.meta.dirname, '..', 'node_modules', '.bin', 'attw')
 const relative = (path: string) => path.replace(/^\.\//, '')
 

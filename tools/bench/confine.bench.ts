@@ -4,11 +4,10 @@
  * against a raw spawn of `bash -c true`, bubblewrap for reference, and the throughput of a
  * 256 MiB write into a root, confined against unconfined.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { median, spread } from './timings.ts'
+import { median, rawSpawn, spread, timed } from './timings.ts'
 import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
 
 const MiB = 1024 * 1024
@@ -19,22 +18,6 @@ function report(what: string, figure: string, verdict = '') {
 }
 function check(ok: boolean, target: string): string {
   return `${ok ? 'ok' : 'MISSED'} (target ${target})`
-}
-
-function rawSpawn(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', 'true'], { stdio: ['ignore', 'pipe', 'pipe'] })
-    child.stdout.resume()
-    child.stderr.resume()
-    child.once('error', reject)
-    child.once('close', () => resolve())
-  })
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const t = performance.now()
-  await fn()
-  return performance.now() - t
 }
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-confine-')))

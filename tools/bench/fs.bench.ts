@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { createFsRuntime } from '@hands/fs-runtime'
+import { inTurn, timed } from './timings.ts'
 
 const BIG_MIB = Number(process.env['BENCH_BIG_MIB'] ?? 512)
 const TREE_DIRS = 100
@@ -36,11 +37,10 @@ const median = (xs: number[]) => {
 const sync = () => execFileSync('sync')
 const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { stdio: 'ignore' })
 
-async function timed(work: () => unknown): Promise<number> {
+/** Milliseconds `work` takes, after an untimed `sync`. */
+function synced(work: () => unknown): Promise<number> {
   sync()
-  const t0 = performance.now()
-  await work()
-  return performance.now() - t0
+  return timed(work)
 }
 
 /** Copy and delete a tree of small files under `dir`, alternating with cp -r and rm -rf. */
@@ -61,21 +61,12 @@ async function treeRows(dir: string, fs: ReturnType<typeof createFsRuntime>, tag
   const delOurs: number[] = []
   const delSys: number[] = []
   for (let r = 0; r < ROUNDS_TREE; r++) {
-    const ours = () => timed(() => fs.copy({ src: 'tree', dest: 'tree-ours' })).then((t) => copyOurs.push(t))
-    const system = () => timed(() => sh('cp', '-r', join(dir, 'tree'), join(dir, 'tree-sys'))).then((t) => copySys.push(t))
-    const oursDel = () => timed(() => fs.delete({ paths: ['tree-ours'] })).then((t) => delOurs.push(t))
-    const systemDel = () => timed(() => sh('rm', '-rf', join(dir, 'tree-sys'))).then((t) => delSys.push(t))
-    if (r % 2 === 0) {
-      await system()
-      await ours()
-      await systemDel()
-      await oursDel()
-    } else {
-      await ours()
-      await system()
-      await oursDel()
-      await systemDel()
-    }
+    const ours = () => synced(() => fs.copy({ src: 'tree', dest: 'tree-ours' })).then((t) => copyOurs.push(t))
+    const system = () => synced(() => sh('cp', '-r', join(dir, 'tree'), join(dir, 'tree-sys'))).then((t) => copySys.push(t))
+    const oursDel = () => synced(() => fs.delete({ paths: ['tree-ours'] })).then((t) => delOurs.push(t))
+    const systemDel = () => synced(() => sh('rm', '-rf', join(dir, 'tree-sys'))).then((t) => delSys.push(t))
+    await inTurn(r, [system, ours])
+    await inTurn(r, [systemDel, oursDel])
   }
   const files = TREE_DIRS * TREE_FILES_PER_DIR
   rows.push({ what: `copy a tree of ${files} x ${SMALL_BYTES} B files (copy vs cp -r)${tag}`, ours: median(copyOurs), system: median(copySys), target })
@@ -106,24 +97,18 @@ async function sparseRow(dir: string, fs: ReturnType<typeof createFsRuntime>, na
   for (let r = 0; r < ROUNDS_BIG; r++) {
     const o = async () => {
       make()
-      ours.push(await timed(() => fs.copy({ src: name, dest: `${name}-ours` })))
+      ours.push(await synced(() => fs.copy({ src: name, dest: `${name}-ours` })))
       allocated = Math.max(allocated, statSync(join(dir, `${name}-ours`)).blocks * 512 - statSync(join(dir, name)).blocks * 512)
       rmSync(join(dir, `${name}-ours`))
       rmSync(join(dir, name))
     }
     const s = async () => {
       make()
-      system.push(await timed(() => sh('cp', join(dir, name), join(dir, `${name}-sys`))))
+      system.push(await synced(() => sh('cp', join(dir, name), join(dir, `${name}-sys`))))
       rmSync(join(dir, `${name}-sys`))
       rmSync(join(dir, name))
     }
-    if (r % 2 === 0) {
-      await s()
-      await o()
-    } else {
-      await o()
-      await s()
-    }
+    await inTurn(r, [s, o])
   }
   const data = islands.length * 256
   const what = `copy a ${mib} MiB sparse file, ${data === 0 ? 'all hole' : `${data / 1024} MiB of data in islands`} (copy vs cp; copy allocated ${allocated <= 0 ? 'no more than' : `${allocated} B more than`} the source)`
@@ -157,15 +142,9 @@ try {
   const bigOurs: number[] = []
   const bigSys: number[] = []
   for (let r = 0; r < ROUNDS_BIG; r++) {
-    const ours = () => timed(() => fs.copy({ src: 'big', dest: 'big-ours' })).then((t) => bigOurs.push(t))
-    const system = () => timed(() => sh('cp', join(base, 'big'), join(base, 'big-sys'))).then((t) => bigSys.push(t))
-    if (r % 2 === 0) {
-      await system()
-      await ours()
-    } else {
-      await ours()
-      await system()
-    }
+    const ours = () => synced(() => fs.copy({ src: 'big', dest: 'big-ours' })).then((t) => bigOurs.push(t))
+    const system = () => synced(() => sh('cp', join(base, 'big'), join(base, 'big-sys'))).then((t) => bigSys.push(t))
+    await inTurn(r, [system, ours])
     rmSync(join(base, 'big-ours'))
     rmSync(join(base, 'big-sys'))
   }

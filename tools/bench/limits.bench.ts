@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { spread } from './timings.ts'
+import { inTurn, spread } from './timings.ts'
 import { createShellRuntime, SHELL_LIMITS, type ShellRuntime, type ShellRuntimeOptions } from '@hands/shell-runtime'
 import { waitExited } from './wait-exited.ts'
 
@@ -115,13 +115,14 @@ try {
   const ring = { bounded: [] as number[], unbounded: [] as number[] }
   const log = { bounded: [] as Array<{ mibPerS: number; diskMiB: number }>, unbounded: [] as Array<{ mibPerS: number; diskMiB: number }> }
   const spool = { bounded: [] as Array<{ mibPerS: number; diskMiB: number }>, unbounded: [] as Array<{ mibPerS: number; diskMiB: number }> }
+  // Each pair alternates which side goes first, round by round.
   for (let round = 0; round < ROUNDS; round++) {
-    ring.unbounded.push(await ringMemory(UNBOUNDED))
-    ring.bounded.push(await ringMemory(SHELL_LIMITS.ringBytes.default))
-    log.unbounded.push(await printer(UNBOUNDED))
-    log.bounded.push(await printer(8 * MiB))
-    spool.unbounded.push(await floods(UNBOUNDED))
-    spool.bounded.push(await floods(128 * MiB))
+    await inTurn(round, [
+      async () => ring.unbounded.push(await ringMemory(UNBOUNDED)),
+      async () => ring.bounded.push(await ringMemory(SHELL_LIMITS.ringBytes.default)),
+    ])
+    await inTurn(round, [async () => log.unbounded.push(await printer(UNBOUNDED)), async () => log.bounded.push(await printer(8 * MiB))])
+    await inTurn(round, [async () => spool.unbounded.push(await floods(UNBOUNDED)), async () => spool.bounded.push(await floods(128 * MiB))])
   }
   console.log(`${ROUNDS} interleaved rounds; figures are min – median – max\n`)
   report(`${SHELLS} shells × 100,000 rows of 200 columns kept (ringLines ${RING_LINES}), heap + buffers, no byte bound`, `${spread(ring.unbounded, 0)} MiB`)

@@ -12,9 +12,11 @@
  * forks its ruleset keeper) against a later one, and the same after a first `file_exists`, which
  * tells the shell runtime's start from what any first call of a new session costs. A later call
  * is timed twice: right after the one before (as the targets read), and after a 50 ms pause, as
- * a model's calls come. Moving a process into a cgroup costs the kernel an RCU grace period
- * (~10 ms here) when no other move happened in the last ~15 ms, which every first call and every
- * call after a pause pays: the second ratio is what the session's start itself costs.
+ * a model's calls come; a raw spawn timed the same two ways shows what any spawn after a quiet
+ * moment costs on this machine, so the second ratio is what the session's start itself costs.
+ * The helper starts each job inside its cgroup (clone3 with CLONE_INTO_CGROUP), so no call waits
+ * for the kernel's cgroup move; only on Linux < 5.7, where it writes itself into cgroup.procs
+ * instead, does every first call and every call after a pause pay an RCU grace period (~10 ms).
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
@@ -27,7 +29,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { createSurface, shareLoginEnvironment } from '@hands/surface'
-import { median, rawSpawn, spread } from './timings.ts'
+import { inTurn, median, rawSpawn, spread, timed } from './timings.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 /** The server as it ships: the built bin on plain node (a server run through tsx is ~70 MB larger, and every spawn forks all of it). */
@@ -211,20 +213,15 @@ try {
     },
   ]
   for (let i = 0; i < WARMUP; i++) for (const s of series) await s.call()
-  // Round i starts at series i (mod n): a call pays for what the call before it left behind (a
-  // child's exit, a server finishing up), so every series takes every place in turn.
-  for (let i = 0; i < CALLS; i++) {
-    for (let k = 0; k < series.length; k++) {
-      const s = series[(i + k) % series.length] as Series
-      const serverBefore = s.server === undefined ? 0 : cpuOf(s.server)
-      const cpu = ownCpu()
-      const t = performance.now()
-      await s.call()
-      s.times.push(performance.now() - t)
-      s.cpu.push(ownCpu() - cpu)
-      if (s.server !== undefined) s.serverCpu.push(cpuOf(s.server) - serverBefore)
-    }
-  }
+  // One call of each series per round, the order rotated each round (inTurn).
+  const steps = series.map((s) => async () => {
+    const serverBefore = s.server === undefined ? 0 : cpuOf(s.server)
+    const cpu = ownCpu()
+    s.times.push(await timed(s.call))
+    s.cpu.push(ownCpu() - cpu)
+    if (s.server !== undefined) s.serverCpu.push(cpuOf(s.server) - serverBefore)
+  })
+  for (let i = 0; i < CALLS; i++) await inTurn(i, steps)
   console.log(`${CALLS} interleaved calls per series after ${WARMUP} warm-up rounds, the order rotated each round; min – median – max\n`)
   for (const s of series) report(s.name, spread(s.times, 2, 'ms'))
   const m = (name: string) => median((series.find((s) => s.name === name) as Series).times)
@@ -262,11 +259,6 @@ try {
 
   // The first shell_run of a new session (its shell runtime starts then) against a later one;
   // sessions of the two kinds alternate, so load from elsewhere falls on both alike.
-  const timed = async (c: Client, tool: string, args: Record<string, unknown>) => {
-    const t = performance.now()
-    await run(c, tool, args)()
-    return performance.now() - t
-  }
   const first: number[] = []
   const later: number[] = []
   const paused: number[] = []
@@ -276,28 +268,24 @@ try {
   const rawPaused: number[] = []
   for (let i = 0; i < NEW_SESSIONS; i++) {
     const c = await httpClient(server.url)
-    first.push(await timed(c.client, 'shell_run', { commands: ['true'] }))
-    for (let k = 0; k < 5; k++) later.push(await timed(c.client, 'shell_run', { commands: ['true'] }))
+    first.push(await timed(run(c.client, 'shell_run', { commands: ['true'] })))
+    for (let k = 0; k < 5; k++) later.push(await timed(run(c.client, 'shell_run', { commands: ['true'] })))
     for (let k = 0; k < 3; k++) {
       await new Promise((r) => setTimeout(r, PAUSE_MS))
-      paused.push(await timed(c.client, 'shell_run', { commands: ['true'] }))
+      paused.push(await timed(run(c.client, 'shell_run', { commands: ['true'] })))
     }
     await c.transport.terminateSession()
     await c.client.close()
     const d = await httpClient(server.url)
-    firstFs.push(await timed(d.client, 'file_exists', { paths: ['.'] }))
-    firstAfterFs.push(await timed(d.client, 'shell_run', { commands: ['true'] }))
+    firstFs.push(await timed(run(d.client, 'file_exists', { paths: ['.'] })))
+    firstAfterFs.push(await timed(run(d.client, 'shell_run', { commands: ['true'] })))
     await d.transport.terminateSession()
     await d.client.close()
     // The machine's own share of the pause: a raw spawn after one and right after another.
     for (let k = 0; k < 3; k++) {
       await new Promise((r) => setTimeout(r, PAUSE_MS))
-      let t = performance.now()
-      await rawSpawn()
-      rawPaused.push(performance.now() - t)
-      t = performance.now()
-      await rawSpawn()
-      rawLater.push(performance.now() - t)
+      rawPaused.push(await timed(rawSpawn))
+      rawLater.push(await timed(rawSpawn))
     }
   }
   console.log('')

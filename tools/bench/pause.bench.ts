@@ -1,16 +1,19 @@
 /**
  * `pnpm bench pause`: what a pause before a call costs. `shell_run(["true"])` right after the call
  * before it and after a 50 ms pause, with per-job cgroups and with the environment marker, beside
- * a raw `bash -c true` spawn timed the same two ways. Moving a process into a cgroup takes the
- * kernel's cgroup_threadgroup_rwsem for writing, which waits for an RCU grace period unless
- * another move happened a moment before; every first call of a session, and every call a model
- * makes after thinking, pays that.
+ * a raw `bash -c true` spawn timed the same two ways. Moving a running process into a cgroup
+ * (writing cgroup.procs) takes the kernel's cgroup_threadgroup_rwsem for writing, which waits for
+ * an RCU grace period unless another move happened a moment before. The helper starts each job
+ * inside its cgroup instead (clone3 with CLONE_INTO_CGROUP, which takes that lock only for
+ * reading), so a call after a pause costs what any spawn after a pause costs; on Linux < 5.7 it
+ * falls back to the move, and there every first call of a session and every call a model makes
+ * after thinking pays the wait.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
-import { median, rawSpawn, spread } from './timings.ts'
+import { median, rawSpawn, spread, timed } from './timings.ts'
 
 const ROUNDS = 60
 const PAUSE_MS = 50
@@ -23,12 +26,10 @@ const runtimes: Array<[string, ShellRuntime]> = [
 ]
 try {
   const series = new Map<string, number[]>()
-  const time = async (name: string, call: () => Promise<unknown>) => {
-    const t = performance.now()
-    await call()
-    const list = series.get(name) ?? []
-    list.push(performance.now() - t)
-    series.set(name, list)
+  const record = (name: string, ms: number) => {
+    const list = series.get(name)
+    if (list === undefined) series.set(name, [ms])
+    else list.push(ms)
   }
   const calls: Array<[string, () => Promise<unknown>]> = [
     ['raw spawn bash -c true', rawSpawn],
@@ -38,9 +39,9 @@ try {
   for (let i = 0; i < ROUNDS; i++) {
     for (const [name, call] of calls) {
       await call()
-      await time(`${name}, right after a call`, call)
+      record(`${name}, right after a call`, await timed(call))
       await new Promise((r) => setTimeout(r, PAUSE_MS))
-      await time(`${name}, after a ${PAUSE_MS} ms pause`, call)
+      record(`${name}, after a ${PAUSE_MS} ms pause`, await timed(call))
     }
   }
   console.log(`${ROUNDS} rounds; min – median – max\n`)

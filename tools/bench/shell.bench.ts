@@ -2,14 +2,13 @@
  * `pnpm bench shell`: the shell runtime against raw Node baselines measured in the same run.
  * Prints per-call costs, throughputs, peak RSS growth and the ratios the issue sets targets for.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { median } from './timings.ts'
+import { median, rawSpawn, timed } from './timings.ts'
 import { createShellRuntime } from '@hands/shell-runtime'
 import { waitExited } from './wait-exited.ts'
 
@@ -43,16 +42,6 @@ async function measured<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: n
   clearInterval(sampler)
   peak = Math.max(peak, process.memoryUsage().rss)
   return { value, seconds, rssMiB: (peak - before) / MiB }
-}
-
-function rawSpawn(script: string, count?: (n: number) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { stdio: ['ignore', 'pipe', 'pipe'] })
-    child.stdout.on('data', (d: Buffer) => count?.(d.length))
-    child.stderr.resume()
-    child.once('error', reject)
-    child.once('close', () => resolve())
-  })
 }
 
 function rawPty(script: string): Promise<number> {
@@ -108,12 +97,8 @@ try {
   const rawTimes: number[] = []
   const runTimes: number[] = []
   for (let i = 0; i < spawnCalls; i++) {
-    let t = performance.now()
-    await rawSpawn('true')
-    rawTimes.push(performance.now() - t)
-    t = performance.now()
-    await rt.shell_run({ commands: ['true'] })
-    runTimes.push(performance.now() - t)
+    rawTimes.push(await timed(rawSpawn))
+    runTimes.push(await timed(() => rt.shell_run({ commands: ['true'] })))
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
   const rawPer = median(rawTimes)

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { median, spread } from './timings.ts'
+import { inTurn, median, spread } from './timings.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repo = join(here, '..', '..')
@@ -21,7 +21,7 @@ const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 15)
 const TARGET = 1.3
 
 if (!existsSync(bin)) {
-  console.error(`${bin} is missing; run pnpm build first`)
+  console.error(`${bin} is missing; run pnpm build first (pnpm bench does)`)
   process.exit(1)
 }
 
@@ -102,54 +102,39 @@ function report(what: string, figure: string, verdict = '') {
 
 const root = mkdtempSync(join(tmpdir(), 'hands-bench-startup-'))
 try {
-  const floor: number[] = []
-  const hands: number[] = []
-  const floorList: number[] = []
-  const handsList: number[] = []
-  const floorRss: number[] = []
-  const handsRss: number[] = []
+  /** One record per server kind: how to start it, and what each start measured. */
+  const kind = (args: string[], cwd: string) => ({ args, cwd, init: [] as number[], list: [] as number[], rss: [] as number[] })
+  const floor = kind([minimal], here)
+  const hands = kind([bin, 'serve', '--root', root], root)
   // One warm-up of each (disk cache), then interleaved rounds.
-  await startOnce([minimal], here)
-  await startOnce([bin, 'serve', '--root', root], root)
-  // Interleaved, and each goes first in every other round, so neither pays for what the other left behind.
-  for (let i = 0; i < ROUNDS; i++) {
-    const runFloor = async () => {
-      const a = await startOnce([minimal], here)
-      floor.push(a.ms)
-      floorList.push(a.listMs)
-      floorRss.push(a.rss)
-    }
-    const runHands = async () => {
-      const b = await startOnce([bin, 'serve', '--root', root], root)
-      hands.push(b.ms)
-      handsList.push(b.listMs)
-      handsRss.push(b.rss)
-    }
-    if (i % 2 === 0) {
-      await runFloor()
-      await runHands()
-    } else {
-      await runHands()
-      await runFloor()
-    }
-  }
+  for (const k of [floor, hands]) await startOnce(k.args, k.cwd)
+  // Each goes first in every other round, so neither pays for what the other left behind.
+  const steps = [floor, hands].map((k) => async () => {
+    const r = await startOnce(k.args, k.cwd)
+    k.init.push(r.ms)
+    k.list.push(r.listMs)
+    k.rss.push(r.rss)
+  })
+  for (let i = 0; i < ROUNDS; i++) await inTurn(i, steps)
   console.log(`node ${process.version}, ${ROUNDS} interleaved rounds, min – median – max\n`)
-  report('minimal SDK server: spawn → initialize', spread(floor, 0, 'ms'))
-  report('hands serve (dist, plain node): spawn → initialize', spread(hands, 0, 'ms'))
-  const ratio = median(hands) / median(floor)
+  report('minimal SDK server: spawn → initialize', spread(floor.init, 0, 'ms'))
+  report('hands serve (dist, plain node): spawn → initialize', spread(hands.init, 0, 'ms'))
+  const ratio = median(hands.init) / median(floor.init)
   report('  ratio hands / minimal (medians)', `${ratio.toFixed(2)}x`, `${ratio <= TARGET ? 'ok' : 'MISSED'} (target ≤ ${TARGET}x)`)
-  report('minimal SDK server: spawn → tools/list answered', spread(floorList, 0, 'ms'))
-  report('hands serve: spawn → tools/list answered', spread(handsList, 0, 'ms'))
-  report('  ratio hands / minimal (medians)', `${(median(handsList) / median(floorList)).toFixed(2)}x`, '(the tools load after initialize)')
-  report('minimal SDK server: idle RSS', spread(floorRss, 0, 'MiB'))
-  report('hands serve: idle RSS, tools loaded', spread(handsRss, 0, 'MiB'))
+  report('minimal SDK server: spawn → tools/list answered', spread(floor.list, 0, 'ms'))
+  report('hands serve: spawn → tools/list answered', spread(hands.list, 0, 'ms'))
+  report('  ratio hands / minimal (medians)', `${(median(hands.list) / median(floor.list)).toFixed(2)}x`, '(the tools load after initialize)')
+  report('minimal SDK server: idle RSS', spread(floor.rss, 0, 'MiB'))
+  report('hands serve: idle RSS, tools loaded', spread(hands.rss, 0, 'MiB'))
+  report('  ratio hands / minimal (medians)', `${(median(hands.rss) / median(floor.rss)).toFixed(2)}x`)
 
   const sdkImport: number[] = []
   const surfaceImport: number[] = []
-  for (let i = 0; i < ROUNDS; i++) {
-    sdkImport.push(await importOnce('@modelcontextprotocol/sdk/server/index.js', here))
-    surfaceImport.push(await importOnce('@hands/surface', here))
-  }
+  const imports = [
+    async () => sdkImport.push(await importOnce('@modelcontextprotocol/sdk/server/index.js', here)),
+    async () => surfaceImport.push(await importOnce('@hands/surface', here)),
+  ]
+  for (let i = 0; i < ROUNDS; i++) await inTurn(i, imports)
   report("cold import('@modelcontextprotocol/sdk/server/index.js')", spread(sdkImport, 0, 'ms'))
   report("cold import('@hands/surface') (dist)", spread(surfaceImport, 0, 'ms'))
   report('  ratio surface / SDK server module (medians)', `${(median(surfaceImport) / median(sdkImport)).toFixed(2)}x`)

@@ -3,15 +3,17 @@
  * same run — a 256 MiB printer through shell_background against raw node-pty counting (and
  * against node-pty with a headless xterm parsing every byte, which is why plain lines are held
  * back), shell_logs over backspace-heavy lines against plain lines, memory per screen with a full
- * history. Rounds are interleaved so load from elsewhere falls on both sides; min–median–max.
+ * history against a bare headless xterm with the same history. Rounds are interleaved so load
+ * from elsewhere falls on both sides; min–median–max.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { median, spread } from './timings.ts'
+import { inTurn, median, spread } from './timings.ts'
 import { createShellRuntime } from '@hands/shell-runtime'
 import { waitExited } from './wait-exited.ts'
 import { Screen } from '../../packages/shell-runtime/src/screen/screen.ts'
@@ -22,6 +24,14 @@ const MiB = 1024 * 1024
 const BYTES = 256 * MiB
 const PRINTER = `yes ${'x'.repeat(99)} | head -c ${BYTES}`
 const ROUNDS = Number(process.env['HANDS_BENCH_ROUNDS'] ?? 5)
+const MEMORY_ROUNDS = 3
+/** The part of @xterm/headless's Terminal the memory baseline uses. */
+interface BareTerminal {
+  write(data: Uint8Array, done: () => void): void
+  dispose(): void
+}
+/** shell-runtime's folder: the bench resolves the xterm it uses from there. */
+const SHELL_RUNTIME = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'packages', 'shell-runtime')
 
 function report(what: string, figure: string, verdict = '') {
   console.log(`${what.padEnd(62)} ${figure.padEnd(30)} ${verdict}`)
@@ -103,8 +113,11 @@ try {
   }
 
   // 3. Memory per screen with a full history: screens holding 10,000 rows of history plus the
-  // 200x50 screen, every row parsed. Measured as JS heap plus ArrayBuffers (where xterm keeps its
-  // rows) after collection: RSS keeps what the sections above freed, so its growth here says little.
+  // 200x50 screen, every row parsed, against bare @xterm/headless terminals of the same size and
+  // scrollback fed the same lines (the same copy of xterm the screen uses, resolved from
+  // shell-runtime). Measured as JS heap plus ArrayBuffers (where xterm keeps its rows) after
+  // collection: RSS keeps what the sections above freed, so its growth here says little. Rounds
+  // alternate which kind goes first; each kind is disposed before the next is measured.
   setFlagsFromString('--expose-gc')
   const gc = runInNewContext('gc') as () => void
   const used = () => {
@@ -113,16 +126,38 @@ try {
     const m = process.memoryUsage()
     return m.heapUsed + m.arrayBuffers
   }
-  const before = used()
-  const screens: Screen[] = []
+  const { Terminal } = createRequire(join(SHELL_RUNTIME, 'package.json'))('@xterm/headless') as { Terminal: new (options: object) => BareTerminal }
   const lines = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `${String(i).padStart(6, '0')} ${'x'.repeat(93)}\r\n`).join(''))
-  for (let i = 0; i < 10; i++) {
+  const perScreen: number[] = []
+  const perTerminal: number[] = []
+  /** MiB per item of 10 made by `make`, measured while all 10 are alive, then `drop` each. */
+  const perItem = async <T>(make: () => Promise<T>, drop: (x: T) => void): Promise<number> => {
+    const before = used()
+    const items: T[] = []
+    for (let i = 0; i < 10; i++) items.push(await make())
+    const mib = (used() - before) / 10 / MiB
+    for (const x of items) drop(x)
+    return mib
+  }
+  const screenOnce = async () => {
     const s = new Screen({ cols: 200, rows: 50, scrollback: 10_000, isHoldingBack: false })
     s.push(lines)
-    screens.push(s)
+    return s
   }
-  report('memory per screen, full history (10,000 rows + 200x50), of 10', `${((used() - before) / 10 / MiB).toFixed(1)} MiB (heap + buffers)`)
-  for (const s of screens) s.dispose()
+  const terminalOnce = async () => {
+    const t = new Terminal({ cols: 200, rows: 50, scrollback: 10_000, allowProposedApi: true, logLevel: 'off' })
+    await new Promise<void>((resolve) => t.write(lines, resolve))
+    return t
+  }
+  for (let r = 0; r < MEMORY_ROUNDS; r++) {
+    await inTurn(r, [
+      async () => perScreen.push(await perItem(screenOnce, (s) => s.dispose())),
+      async () => perTerminal.push(await perItem(terminalOnce, (t) => t.dispose())),
+    ])
+  }
+  report('memory per screen, full history: 10,000 rows + 200x50 (MiB)', spread(perScreen, 1), `each of 10, ${MEMORY_ROUNDS} rounds; heap + buffers`)
+  report('bare @xterm/headless Terminal, same size and lines (MiB)', spread(perTerminal, 1))
+  report('  ratio screen / bare terminal, per round', spread(perScreen.map((m, i) => m / (perTerminal[i] as number))))
 } finally {
   await rt.close()
   rmSync(root, { recursive: true, force: true })

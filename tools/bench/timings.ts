@@ -12,11 +12,33 @@ export function spread(xs: number[], digits = 2, unit = ''): string {
   return unit === '' ? text : `${text} ${unit}`
 }
 
-/** The baseline of every per-call figure: spawn `bash -c true` and wait for its exit. */
-export function rawSpawn(): Promise<void> {
+/** Milliseconds `fn` takes, awaited. */
+export async function timed(fn: () => unknown): Promise<number> {
+  const t = performance.now()
+  await fn()
+  return performance.now() - t
+}
+
+/**
+ * Run `steps` one after another starting at step `round` (mod their count): round 0 runs a, b, c;
+ * round 1 b, c, a; and so on. A step pays for what the one before it left behind (a child's exit,
+ * a server finishing up, writeback), so over the rounds every step takes every place in turn.
+ */
+export async function inTurn(round: number, steps: ReadonlyArray<() => Promise<unknown>>): Promise<void> {
+  for (let k = 0; k < steps.length; k++) await (steps[(round + k) % steps.length] as () => Promise<unknown>)()
+}
+
+/**
+ * The baseline of every per-call figure: spawn `bash -c <script>` with stdin ignored and both
+ * outputs on pipes (as shell_run runs a command), read them, and resolve once it has exited and
+ * the pipes have closed. `onStdout` is told the size of each chunk of its output.
+ */
+export function rawSpawn(script = 'true', onStdout?: (bytes: number) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', 'true'], { stdio: 'ignore' })
+    const child = spawn('bash', ['-c', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout.on('data', (d: Buffer) => onStdout?.(d.length))
+    child.stderr.resume()
     child.once('error', reject)
-    child.once('exit', () => resolve())
+    child.once('close', () => resolve())
   })
 }
