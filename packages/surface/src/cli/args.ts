@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
-import { bytesText, SHELL_LIMITS, type ConfineMode, type ShellLimits } from '@hands/shell-runtime'
+import type { ConfineMode } from '@hands/shell-runtime'
+import { bytesText, SHELL_LIMITS, type ShellLimits } from '@hands/shell-runtime/limits'
 import type { SurfaceOptions } from '../session.ts'
 
 const CONFINE_MODES: readonly ConfineMode[] = ['auto', 'landlock', 'bwrap', 'off']
