@@ -4,16 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { BASE_ALLOWLIST, type ConfineMode } from '../src/index.ts'
 import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
-import {
-  alive,
-  eventually,
-  killLater,
-  logsUntil,
-  makeRuntime,
-  MECHANISMS,
-  processesWhere,
-  tempDir,
-} from './helpers.ts'
+import { alive, eventually, killLater, logsUntil, makeRuntime, MECHANISMS, processesWhere, tempDir } from './helpers.ts'
 
 const confined = MECHANISMS
 const everyMode: ConfineMode[] = [...confined, 'off']

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
@@ -54,6 +54,27 @@ function seqBytes(n: number): number {
 }
 
 describe('a background log is bounded by logBytes', () => {
+  it('says in the resource why the log stopped taking output when it cannot rotate, and the shell goes on', async () => {
+    const { rt } = makeRuntime({ logBytes: 64 * 1024 })
+    const b = await rt.shell_background({ commands: ['read _; seq 1 100000; sleep 30'] })
+    const logPath = rt.resources()[0]?.log_path as string
+    expect(rt.resources()[0]?.log_error).toBeNull()
+    // The log's file goes (as when its folder is cleaned from outside): the next rotation cannot rename it.
+    rmSync(logPath)
+    await rt.shell_type({ id: b.id, text: '\n' })
+    const failed = async () => {
+      for (let i = 0; i < 200; i++) {
+        const error = rt.resources()[0]?.log_error
+        if (error) return error
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      return null
+    }
+    expect(await failed()).toMatch(/^ENOENT: /)
+    expect(rt.resources()[0]?.status).toBe('running')
+    await rt.shell_stop({ id: b.id })
+  }, 30_000)
+
   it('keeps the newest bytes in log_path and log_path.1, never more than logBytes, and counts what it dropped', async () => {
     const { rt } = makeRuntime({ logBytes: MiB })
     // 1.5 million lines, ~13 MB through the terminal: thirteen times the bound.

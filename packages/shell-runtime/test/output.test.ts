@@ -3,6 +3,8 @@ import { checkResult, shellRun } from '@hands/contracts'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { BoundedCapture } from '../src/output/bounded-capture.ts'
+import { GoneFiles } from '../src/output/gone-files.ts'
+import { SpoolBudget } from '../src/output/spool-budget.ts'
 import { logsUntil, makeRuntime, tempDir } from './helpers.ts'
 
 function valid<T>(value: T): T {
@@ -136,7 +138,7 @@ describe('shell_run output', () => {
         fc.integer({ min: 1, max: 64 }),
         async (parts, head, tail) => {
           const dir = tempDir('capture')
-          const cap = new BoundedCapture(head, tail, `${dir}/spool`, false)
+          const cap = new BoundedCapture(head, tail, `${dir}/spool`, false, new SpoolBudget(Number.MAX_SAFE_INTEGER, new GoneFiles(dir)))
           const bytes = Buffer.from(parts.join(''))
           // Feed in odd-sized chunks so characters straddle chunk boundaries.
           for (let i = 0; i < bytes.length; i += 7) cap.push(bytes.subarray(i, i + 7))

@@ -56,7 +56,10 @@ describe.skipIf(cgroup === null || !existsSync(HELPER) || !hasPython)('hands-con
   it('starts the job in its cgroup when the relay cannot get a signalfd, instead of killing a job that already ran', () => {
     const { dir, procs } = makeCgroup()
     // 0-2 and the cgroup directory: no descriptor is left for the signalfd.
-    const r = spawnSync('python3', [RUN, 'nofile', '4', HELPER, '--cgroup', procs, '--', '/bin/cat', '/proc/self/cgroup'], { encoding: 'utf8', timeout: 30_000 })
+    const r = spawnSync('python3', [RUN, 'nofile', '4', HELPER, '--cgroup', procs, '--', '/bin/cat', '/proc/self/cgroup'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
     const unified = r.stdout.split('\n').find((l) => l.startsWith('0::'))

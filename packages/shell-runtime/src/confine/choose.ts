@@ -1,12 +1,10 @@
-import { chmodSync, copyFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { CGROUP_PROCS_VAR } from '../tree/cgroup-keeper.ts'
 import { bwrapConfiner } from './bwrap.ts'
 import type { Confiner, ConfineMode, JobSpec, Launch } from './confiner.ts'
 import { landlockConfiner } from './landlock.ts'
 import { isUnder, type ConfinePolicy } from './policy.ts'
-import { packageDir, probe, type Probe } from './probe.ts'
+import { copyHelper, packageDir, probe, type Probe } from './probe.ts'
 
 /** Commands run as the user, unconfined; the helper (when built) still joins the job's cgroup, so no command-writable file decides that. */
 export function offConfiner(input: { reason: string; helper: string | null; policy: ConfinePolicy }): Confiner {
@@ -45,12 +43,7 @@ function selfGaps(policy: ConfinePolicy): string[] {
 }
 
 /** Copy the helper into the session's spool (read-only to commands), so no command can replace the binary later jobs exec. */
-function installHelper(helper: string, spoolDir: string): string {
-  const copy = join(spoolDir, 'hands-confine')
-  copyFileSync(helper, copy)
-  chmodSync(copy, 0o500)
-  return copy
-}
+const installHelper = (helper: string, spoolDir: string) => copyHelper(helper, spoolDir)
 
 /**
  * Pick the mechanism for a session. `auto`: Landlock when the kernel has it (about +0.1–0.4 ms per

@@ -32,8 +32,16 @@ function packagedHelper(): string {
   return fileURLToPath(new URL(`../../native/bin/${process.platform}-${process.arch}/hands-confine`, import.meta.url))
 }
 
-/** The private copy of a helper this process could not make executable in place. */
-let privateCopy: string | undefined
+/** Copy the helper into `dir` as a file only its owner may read and run; returns the copy's path. */
+export function copyHelper(helper: string, dir: string): string {
+  const copy = join(dir, 'hands-confine')
+  copyFileSync(helper, copy)
+  chmodSync(copy, 0o500)
+  return copy
+}
+
+/** The private copy of a helper this process could not make executable in place; null once making it failed. */
+let privateCopy: string | null | undefined
 
 /**
  * The helper as a file this process can execute, or null when it is not there. A package
@@ -43,6 +51,7 @@ let privateCopy: string | undefined
  */
 function runnableHelper(helper: string): string | null {
   if (executable(helper)) return helper
+  if (privateCopy === null) return null
   if (privateCopy !== undefined && executable(privateCopy)) return privateCopy
   if (!statSync(helper, { throwIfNoEntry: false })?.isFile()) return null
   try {
@@ -51,15 +60,19 @@ function runnableHelper(helper: string): string | null {
   } catch {
     // not ours to change: copy it below
   }
+  let dir: string | null = null
   try {
-    const dir = mkdtempSync(join(tmpdir(), 'hands-confine-'))
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
-    const copy = join(dir, 'hands-confine')
-    copyFileSync(helper, copy)
-    chmodSync(copy, 0o500)
+    dir = mkdtempSync(join(tmpdir(), 'hands-confine-'))
+    const copy = copyHelper(helper, dir)
+    if (!executable(copy)) throw new Error('the copy cannot be run either')
+    const made = dir
+    process.once('exit', () => rmSync(made, { recursive: true, force: true }))
     privateCopy = copy
-    return executable(copy) ? copy : null
+    return copy
   } catch {
+    // Tried once per process: every later probe would fail the same way.
+    if (dir !== null) rmSync(dir, { recursive: true, force: true })
+    privateCopy = null
     return null
   }
 }

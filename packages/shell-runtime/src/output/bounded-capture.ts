@@ -21,7 +21,7 @@ export interface CapturedStream {
   spoolError: string | null
   /** True when the text was cleaned for reading (escape sequences, redraws); the raw bytes are then in the spool file. */
   isCleaned: boolean
-  /** What the session's spool budget did with the file (capped, removed since, room made), or null without a budget or a file. */
+  /** What the session's spool budget did with the file (capped, removed since, room made), or null without a file. */
   spool: SpoolAccount | null
 }
 
@@ -48,14 +48,14 @@ export class BoundedCapture {
   #tailLen = 0
   #spool: Spool | null = null
   readonly #isCleaning: boolean
-  readonly #budget: SpoolBudget | null
+  readonly #budget: SpoolBudget
   #account: SpoolAccount | null = null
 
   /**
-   * `isCleaning`: draw lines with escape sequences as a terminal shows them (default true); false
-   * keeps the decoded text as it is. Spool files are admitted by `budget` when one is given.
+   * `isCleaning`: draw lines with escape sequences as a terminal shows them; false
+   * keeps the decoded text as it is. Spool files are admitted by the session's `budget`.
    */
-  constructor(headBytes: number, tailBytes: number, spoolPath: string, isCleaning = true, budget: SpoolBudget | null = null) {
+  constructor(headBytes: number, tailBytes: number, spoolPath: string, isCleaning: boolean, budget: SpoolBudget) {
     this.#headBytes = headBytes
     this.#tailBytes = tailBytes
     this.#spoolPath = spoolPath
@@ -88,7 +88,7 @@ export class BoundedCapture {
       this.#tail = [all.subarray(this.#headBytes)]
       this.#tailLen = all.length - this.#headBytes
       this.#trimTail()
-      this.#account = this.#budget?.open(this.#spoolPath) ?? null
+      this.#account = this.#budget.open(this.#spoolPath)
       return this.#toSpool(all)
     }
     this.#tail.push(chunk)
@@ -99,7 +99,7 @@ export class BoundedCapture {
 
   /** Spool what the budget admits of `chunk`; the file is created with its first admitted byte. */
   #toSpool(chunk: Buffer): boolean {
-    const n = this.#account === null ? chunk.length : (this.#budget as SpoolBudget).take(this.#account, chunk.length)
+    const n = this.#account === null ? chunk.length : this.#budget.take(this.#account, chunk.length)
     if (n === 0) return true
     this.#spool ??= new Spool(this.#spoolPath)
     return this.#spool.write(n < chunk.length ? chunk.subarray(0, n) : chunk)
@@ -130,8 +130,8 @@ export class BoundedCapture {
       let spoolError: string | null = null
       if (isBinary || isCleaned) {
         // The text shown is not the bytes, so keep the exact bytes where the note can point.
-        this.#account = this.#budget?.open(this.#spoolPath) ?? null
-        const n = this.#account === null ? all.length : (this.#budget as SpoolBudget).take(this.#account, all.length)
+        this.#account = this.#budget.open(this.#spoolPath)
+        const n = this.#account === null ? all.length : this.#budget.take(this.#account, all.length)
         try {
           if (n > 0) {
             writeFileSync(this.#spoolPath, all.subarray(0, n), { mode: 0o600 })
@@ -181,6 +181,6 @@ export class BoundedCapture {
   }
 
   #closeAccount(): void {
-    if (this.#account !== null) (this.#budget as SpoolBudget).close(this.#account)
+    if (this.#account !== null) this.#budget.close(this.#account)
   }
 }

@@ -34,11 +34,6 @@ export class GoneFiles {
     this.record(`${logPath}.1`, why)
   }
 
-  /** True when `path` was removed. */
-  has(path: string): boolean {
-    return this.#why.has(basename(path))
-  }
-
   /** The note for text (a command line) that names removed files, or null when it names none. */
   noteFor(text: string): string | null {
     if (this.#why.size === 0 || !text.includes(this.#dir)) return null

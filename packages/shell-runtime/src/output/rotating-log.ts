@@ -35,7 +35,7 @@ export class RotatingLog {
     this.#current = new Spool(path)
   }
 
-  /** The first write error of the current file, or null. */
+  /** Why the log stopped: a failed rotation, or the first write error of the current file; null while it takes output. */
   get error(): NodeJS.ErrnoException | null {
     return this.#error ?? this.#current.error
   }

@@ -43,6 +43,8 @@ export interface ShellResource {
   log_previous_path: string | null
   /** Bytes printed before those two files, no longer on disk (0 until the log passed `logBytes`). */
   log_dropped_bytes: number
+  /** Why the log stopped taking output (its folder gone or the disk full), else null; the terminal and shell_logs go on. */
+  log_error: string | null
 }
 
 /** Where the login environment came from, for hosts that want to show it. */
@@ -296,6 +298,7 @@ export class Session {
       log_path: s.logPath,
       log_previous_path: s.logPreviousPath,
       log_dropped_bytes: s.logDroppedBytes,
+      log_error: s.logError,
     }))
   }
 

@@ -246,6 +246,12 @@ export class BackgroundShell {
     return this.#log.droppedBytes
   }
 
+  /** Why the log stopped taking output, else null. */
+  get logError(): string | null {
+    const e = this.#log.error
+    return e === null ? null : `${e.code ?? 'error'}: ${e.message}`
+  }
+
   /** Escape sequences that redraw the screen, its cursor and its modes as they are now. */
   snapshot(): string {
     return this.#screen.snapshot()
