@@ -6,7 +6,6 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { checkResult, ToolError } from '@hands/contracts'
 import { afterEach, expect } from 'vitest'
 import { createShellRuntime, describeConfinement, type ShellRuntime, type ShellRuntimeOptions } from '../src/index.ts'
-import { isAlive } from '../src/tree/proc.ts'
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 
@@ -41,19 +40,7 @@ export function jobProcesses(prefix = SESSION): number[] {
 /** True while `pid` is a live (non-zombie) process. */
 export { isAlive as alive } from '../src/tree/proc.ts'
 
-/** Pids of live processes whose raw command line (NUL-separated, NUL-terminated) passes `match`. */
-export function processesWhere(match: (cmdline: string) => boolean): number[] {
-  const out: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (match(readFileSync(`/proc/${entry}/cmdline`, 'latin1')) && isAlive(Number(entry))) out.push(Number(entry))
-    } catch {
-      // gone
-    }
-  }
-  return out
-}
+export { processesWhere } from './procs.ts'
 
 /**
  * What a command that tried to SIGKILL the host's reaper must have achieved: unconfined, it

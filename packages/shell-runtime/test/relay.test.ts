@@ -36,34 +36,28 @@ function runHelper(args: string[]): { out: Record<string, unknown>; stderr: stri
   return { out: JSON.parse(r.stdout) as Record<string, unknown>, stderr: r.stderr }
 }
 
+/** Run the helper under `how` (a run-helper.py mode and its argument) with a job that prints its cgroup: it must be the one the helper was given. */
+function expectJobInItsCgroup(how: string[]) {
+  const { dir, procs } = makeCgroup()
+  const r = spawnSync('python3', [RUN, ...how, HELPER, '--cgroup', procs, '--', '/bin/cat', '/proc/self/cgroup'], { encoding: 'utf8', timeout: 30_000 })
+  expect(r.stderr).toBe('')
+  expect(r.status).toBe(0)
+  const unified = r.stdout.split('\n').find((l) => l.startsWith('0::'))
+  expect(join(cgroup?.mount ?? '', unified?.slice(3) ?? '')).toBe(dir)
+}
+
 describe.skipIf(cgroup === null || !existsSync(HELPER) || !hasPython)('hands-confine --cgroup', () => {
   it.each([
     ['E2BIG', 7],
     ['EPERM', 1],
     ['ENOSYS', 38],
   ])('starts the job in its cgroup by writing cgroup.procs when clone3 fails with %s', (_, errno) => {
-    const { dir, procs } = makeCgroup()
-    const r = spawnSync('python3', [RUN, 'deny-clone3', String(errno), HELPER, '--cgroup', procs, '--', '/bin/cat', '/proc/self/cgroup'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    })
-    expect(r.stderr).toBe('')
-    expect(r.status).toBe(0)
-    const unified = r.stdout.split('\n').find((l) => l.startsWith('0::'))
-    expect(join(cgroup?.mount ?? '', unified?.slice(3) ?? '')).toBe(dir)
+    expectJobInItsCgroup(['deny-clone3', String(errno)])
   })
 
   it('starts the job in its cgroup when the relay cannot get a signalfd, instead of killing a job that already ran', () => {
-    const { dir, procs } = makeCgroup()
     // 0-2 and the cgroup directory: no descriptor is left for the signalfd.
-    const r = spawnSync('python3', [RUN, 'nofile', '4', HELPER, '--cgroup', procs, '--', '/bin/cat', '/proc/self/cgroup'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    })
-    expect(r.stderr).toBe('')
-    expect(r.status).toBe(0)
-    const unified = r.stdout.split('\n').find((l) => l.startsWith('0::'))
-    expect(join(cgroup?.mount ?? '', unified?.slice(3) ?? '')).toBe(dir)
+    expectJobInItsCgroup(['nofile', '4'])
   })
 
   it('passes a hangup of its terminal (sent by the kernel to the session leader, the relay) on to the job', () => {
