@@ -1,12 +1,17 @@
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { CGROUP_PROCS_VAR } from '../tree/cgroup-keeper.ts'
 import { bwrapConfiner } from './bwrap.ts'
-import type { Confiner, ConfineMode, JobSpec, Launch } from './confiner.ts'
+import { CLOSE_FDS_VAR, jobArgs, STATUS_FD, type Confiner, type ConfineMode, type JobSpec, type Launch } from './confiner.ts'
 import { landlockConfiner } from './landlock.ts'
 import { isUnder, type ConfinePolicy } from './policy.ts'
 import { copyHelper, packageDir, probe, type Probe } from './probe.ts'
 
-/** Commands run as the user, unconfined; the helper (when built) still joins the job's cgroup, so no command-writable file decides that. */
+/**
+ * Commands run as the user, unconfined. The helper (when built) still starts each job: it joins
+ * the job's cgroup (so no command-writable file decides that), raises its OOM score, closes what
+ * the host's descriptors would leak, and reaps its orphans. Without it the BASH_ENV prelude joins
+ * the cgroup and closes the descriptors.
+ */
 export function offConfiner(input: { reason: string; helper: string | null; policy: ConfinePolicy }): Confiner {
   const { helper, policy } = input
   return {
@@ -23,12 +28,13 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
     canLeaveCgroup: true,
     launch(job: JobSpec): Launch {
       const env: Record<string, string> = { TMPDIR: policy.tmpDir }
-      if (helper !== null && job.cgroupProcs !== null) {
-        return { file: helper, args: ['--cgroup', job.cgroupProcs, '--argv0', 'bash', '--', job.bash, ...job.bashArgs], cwd: spawnCwd(job.cwd), env }
+      if (helper !== null) {
+        const args = [...jobArgs(job), '--argv0', 'bash', '--', job.bash, ...job.bashArgs]
+        return { file: helper, args, cwd: spawnCwd(job.cwd), env, statusFd: job.io === 'pipes' ? STATUS_FD : null }
       }
-      // Without the helper the BASH_ENV prelude joins the cgroup.
       if (job.cgroupProcs !== null) env[CGROUP_PROCS_VAR] = job.cgroupProcs
-      return { file: job.bash, args: job.bashArgs, argv0: 'bash', cwd: spawnCwd(job.cwd), env }
+      env[CLOSE_FDS_VAR] = job.keepFds.join(' ')
+      return { file: job.bash, args: job.bashArgs, argv0: 'bash', cwd: spawnCwd(job.cwd), env, statusFd: null }
     },
   }
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
-import type { Confiner, JobSpec, Launch } from './confiner.ts'
+import { jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
 import { isUnder, OPEN_DEVICES, READ_DEVICES, type ConfinePolicy } from './policy.ts'
 
 /** The helper's Landlock arguments for a policy; the same for every job of a session. */
@@ -10,7 +10,8 @@ function landlockArgs(policy: ConfinePolicy, abi: number): string[] {
   for (const w of policy.writable) args.push('--write', w)
   for (const d of OPEN_DEVICES) args.push('--rw', d)
   for (const d of READ_DEVICES) args.push('--read', d)
-  args.push('--list', '/dev', '--hide', '/dev')
+  // Terminals are listable; a background shell's job may open its own (--own-tty), no other.
+  args.push('--list', '/dev', '--list', '/dev/pts', '--hide', '/dev')
   for (const h of [...policy.secrets, ...policy.denyRead]) args.push('--hide', h)
   return args
 }
@@ -72,12 +73,13 @@ export function landlockConfiner(input: {
     keeper: stamp === null ? null : { file: helper, args: ['--keep', stamp, ...policyArgs] },
     canLeaveCgroup: input.cgroupMount !== null && policy.writable.some((w) => isUnder(w, input.cgroupMount as string)),
     launch(job: JobSpec): Launch {
-      const join = job.cgroupProcs === null ? [] : ['--cgroup', job.cgroupProcs]
+      const tty = job.io === 'terminal' ? ['--own-tty'] : []
       return {
         file: helper,
-        args: [...join, ...fixed, '--argv0', 'bash', '--', job.bash, ...job.bashArgs],
+        args: [...jobArgs(job), '--seccomp', ...fixed, ...tty, '--argv0', 'bash', '--', job.bash, ...job.bashArgs],
         cwd: spawnCwd(job.cwd),
         env: { TMPDIR: policy.tmpDir },
+        statusFd: job.io === 'pipes' ? STATUS_FD : null,
       }
     },
   }

@@ -4,12 +4,12 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ToolError } from '@hands/contracts'
 import { chooseConfiner } from '../confine/choose.ts'
-import type { Confiner, Launch } from '../confine/confiner.ts'
+import { CLOSE_FDS_VAR, type Confiner, type Launch } from '../confine/confiner.ts'
 import { buildPolicy } from '../confine/policy.ts'
 import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { pickAllowed } from '../env/allowlist.ts'
 import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-env.ts'
-import { PRELUDE } from '../process/prelude.ts'
+import { PIPESTATUS_PIPE_FD, PRELUDE } from '../process/prelude.ts'
 import { runPiped, type PipedRun } from '../process/run-piped.ts'
 import { GoneFiles } from '../output/gone-files.ts'
 import { SpoolBudget } from '../output/spool-budget.ts'
@@ -175,7 +175,14 @@ export class Session {
    * and evaluated from there, so bash runs it the same way. The BASH_ENV prelude is set only when
    * it has work: joining the cgroup without the helper, or reporting the pipeline's statuses.
    */
-  launch(tree: JobTree, script: string, cwd: HeldCwd, seq: number, isPipestatus = false): { launch: Launch; scriptFile: string | null } {
+  launch(
+    tree: JobTree,
+    script: string,
+    cwd: HeldCwd,
+    seq: number,
+    io: 'pipes' | 'terminal',
+    isPipestatus = false,
+  ): { launch: Launch; scriptFile: string | null } {
     let scriptFile: string | null = null
     let arg = script
     if (Buffer.byteLength(script) > INLINE_SCRIPT_MAX) {
@@ -183,8 +190,9 @@ export class Session {
       writeFileSync(scriptFile, script, { mode: 0o400 })
       arg = `eval "$(< ${shellQuote(scriptFile)})"`
     }
-    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd })
-    if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
+    const keepFds = isPipestatus ? [PIPESTATUS_PIPE_FD] : []
+    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd, io, keepFds })
+    if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined || launch.env[CLOSE_FDS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
     return { launch, scriptFile }
   }
 
@@ -235,7 +243,7 @@ export class Session {
       let pending: Promise<PipedRun>
       try {
         const tree = this.keeper.create()
-        const { launch } = this.launch(tree, loginEnvScript(this.bash), cwd, this.nextSeq())
+        const { launch } = this.launch(tree, loginEnvScript(this.bash), cwd, this.nextSeq(), 'pipes')
         pending = this.track((signal) =>
           runPiped({
             launch,
