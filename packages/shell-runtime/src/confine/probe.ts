@@ -138,6 +138,12 @@ function probeBwrap(bwrap: string, bash: string): string | null {
   return error
 }
 
+/** The helper as a file this process can run, or null (not built, not Linux, or marked unavailable). */
+export function helperPath(env: Record<string, string | undefined> = process.env): string | null {
+  if (unavailable(env).has('helper') || process.platform !== 'linux') return null
+  return runnableHelper(packagedHelper())
+}
+
 /**
  * Probe what can confine commands here. Landlock is always probed (one spawn of the helper);
  * bubblewrap only when `isBwrapWanted`, because building its sandbox costs ~10 ms.
