@@ -20,9 +20,9 @@
  *                        audit_write (they matter only when hands runs as root);
  *   no_new_privs         setuid programs gain nothing;
  *   --seccomp            the filter of seccomp.c: calls that name another process are supervised
- *                        by the relay (refused where no relay can), io_uring and the kernel
- *                        keyrings are refused, and with --no-network every socket but UNIX,
- *                        netlink and TCP;
+ *                        by the relay (refused where no relay can, or with --no-supervisor), io_uring
+ *                        and the kernel keyrings are refused, and with --no-network every socket but
+ *                        UNIX, netlink and TCP;
  *   landlock             the ruleset applied;
  *   --expect-cwd D:I     refuse to run unless the working directory is device D, inode I;
  *   descriptors          every descriptor but 0, 1, 2 and the --keep-fd ones is closed;
@@ -205,7 +205,7 @@ static int cgroup_dir_of(const char *procs) {
 __attribute__((noreturn)) static void usage(const char *why) {
   put("hands-confine: "), put(why);
   put("\nusage: hands-confine [--probe] [--peer] [--oom-score-adj N] [--cgroup FILE] [--status-fd N] [--keep-fd N]... [--seccomp] "
-      "[--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
+      "[--no-supervisor] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
       "[--scope] [--own-tty] [--ruleset-from STAMP]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n"
       "       hands-confine --keep STAMP POLICY...\n");
   flush(2);
@@ -254,7 +254,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
   char **argv = (char **)(sp + 1);
   char **envp = argv + argc + 1;
   const char *cgroup = 0, *argv0 = 0, *expect_cwd = 0, *ruleset_from = 0, *keep_file = 0;
-  int is_landlock = 0, is_seccomp = 0, is_own_tty = 0, status_fd = -1, abi_max = 1 << 30;
+  int is_landlock = 0, is_seccomp = 0, is_unsupervised = 0, is_own_tty = 0, status_fd = -1, abi_max = 1 << 30;
   long oom_adj = -1001;
 
   int i = 1;
@@ -273,6 +273,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
     else if (eq(a, "--peer")) print_peer(0);
     else if (eq(a, "--landlock")) is_landlock = 1;
     else if (eq(a, "--seccomp")) is_seccomp = 1;
+    else if (eq(a, "--no-supervisor")) is_unsupervised = 1;
     else if (eq(a, "--own-tty")) is_own_tty = 1;
     else if (eq(a, "--no-network")) policy.is_no_network = 1, hash_arg(a);
     else if (eq(a, "--scope")) policy.is_scope = 1, hash_arg(a);
@@ -331,7 +332,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
     if (ruleset < 0) ruleset = build_ruleset(abi);
   }
 
-  struct relay r = {-1, status_fd, is_seccomp, -1, cgroup != 0};
+  struct relay r = {-1, status_fd, is_seccomp && !is_unsupervised, -1, cgroup != 0};
   if (cgroup || is_seccomp || status_fd >= 0) {
     if (cgroup) r.cgroup_dir = cgroup_dir_of(cgroup);
     if (!start_relayed(&r)) r.needs_join = cgroup != 0;
@@ -345,15 +346,16 @@ __attribute__((used, noreturn)) void start(long *sp) {
     if (nnp != 0) die("cannot set no_new_privs", 0, nnp);
   }
   if (is_seccomp) {
-    int is_signals = is_landlock && abi < 6;
-    long listener = r.channel >= 0 ? install_filter(1, policy.is_no_network, is_signals) : -1;
+    /* Below Landlock ABI 6 the supervisor answers for signals too (refusing them all would break
+     * every `kill` of the job's own processes). */
+    long listener = r.channel >= 0 ? install_filter(1, policy.is_no_network, is_landlock && abi < 6) : -1;
     if (listener >= 0) {
       send_listener(r.channel, (int)listener);
       sys(__NR_close, listener, 0, 0);
     } else {
       /* No supervisor (the kernel has none, another one holds this process, or no relay could
        * start): the calls it would have answered are refused instead. */
-      long s = install_filter(0, policy.is_no_network, is_signals);
+      long s = install_filter(0, policy.is_no_network, 0);
       if (s != 0) die("cannot install the seccomp filter", 0, s);
     }
   }

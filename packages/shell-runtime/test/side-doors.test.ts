@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import { chmodSync, chownSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { FIXTURES, MECHANISMS, tempDir } from './helpers.ts'
+import { FIXTURES, makeRuntime, MECHANISMS, tempDir } from './helpers.ts'
 
 const isRoot = process.getuid?.() === 0
 /** The unprivileged user the attempts run as too (Debian's nobody), when this test runs as root. */
@@ -143,4 +143,59 @@ describe('side doors out of a job', () => {
       }, 180_000)
     }
   }
+})
+
+/** A runtime made while the environment says `vars` (the probe reads them when the runtime is made). */
+function runtimeWith(vars: Record<string, string>) {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]))
+  Object.assign(process.env, vars)
+  try {
+    return makeRuntime({ confine: 'landlock' })
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+  }
+}
+
+describe.skipIf(!MECHANISMS.includes('landlock'))('where the kernel lacks a part', () => {
+  it("below Landlock ABI 6, the supervisor keeps signals inside the tree: the server is out of reach, the job's own processes are not", async () => {
+    const { rt } = runtimeWith({ HANDS_LANDLOCK_ABI: '5' })
+    expect(rt.confinement.summary).not.toMatch(/gap: a command can signal/)
+    // SIGCONT: harmless to a running process, so a failure of the guard cannot stop the test.
+    const r = await rt.shell_run({
+      commands: [
+        `kill -CONT ${process.pid}`,
+        'kill -CONT -1',
+        `python3 -c "import os, signal; os.kill(${process.pid}, signal.SIGCONT)"`,
+        'sleep 30 & kill $!; wait $!; echo "own child: $?"',
+        'timeout 0.3 sleep 10; echo "timeout: $?"',
+      ],
+    })
+    for (const c of r.commands.slice(0, 3)) expect(c.exit, `${c.command}: ${c.stderr}`).not.toBe(0)
+    expect(r.commands[3]?.stdout).toBe('own child: 143\n')
+    expect(r.commands[4]?.stdout).toBe('timeout: 124\n')
+  })
+
+  it("without a seccomp supervisor, calls naming another process are refused, and the summary says the job's own are too", async () => {
+    const { rt } = runtimeWith({ HANDS_CONFINE_UNAVAILABLE: 'supervisor' })
+    expect(rt.confinement.summary).toMatch(/gap: a command cannot change the limits or priority of its own processes by pid either/)
+    const r = await rt.shell_run({
+      commands: [
+        `prlimit --pid ${process.pid} --nofile=900:900`,
+        'sleep 30 & prlimit --pid $! --nofile=100:100; echo "own: $?"; kill $!',
+        'ulimit -n 100 && echo self-ok',
+      ],
+    })
+    expect(r.commands[0]?.exit).not.toBe(0)
+    expect(r.commands[1]?.stdout).toBe('own: 1\n')
+    expect(r.commands[2]?.stdout).toBe('self-ok\n')
+  })
+
+  it('without seccomp, the summary names what a command can then reach', () => {
+    const { rt } = runtimeWith({ HANDS_CONFINE_UNAVAILABLE: 'seccomp' })
+    expect(rt.confinement.summary).toMatch(/gap: a command can change the limits, priority and CPUs of the user's other processes, the server included/)
+    expect(rt.confinement.summary).not.toMatch(/re-limit/)
+  })
 })

@@ -74,7 +74,17 @@ export function chooseConfiner(input: {
   if (mode === 'auto' && !isLandlockEnough) found = probe({ env: input.env, bash: input.bash, isBwrapWanted: true })
   const helper = found.helper === null ? null : spoolDir === null ? found.helper : installHelper(found.helper, spoolDir)
   const gaps = selfGaps(policy)
-  const landlock = () => landlockConfiner({ helper: helper as string, abi, policy, cgroupMount: input.cgroupMount, spoolDir, gaps })
+  const landlock = () =>
+    landlockConfiner({
+      helper: helper as string,
+      abi,
+      seccomp: found.seccomp,
+      seccompError: found.seccompError,
+      policy,
+      cgroupMount: input.cgroupMount,
+      spoolDir,
+      gaps,
+    })
   const bwrap = (why: string | null) => bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps })
   if (mode === 'landlock') {
     if (abi === 0) throw new Error(`confine: "landlock" was asked for, but ${found.landlockError}`)
