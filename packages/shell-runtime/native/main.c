@@ -7,6 +7,8 @@
  *                        ruleset (--ruleset-from STAMP) when its stamp still holds, else build it;
  *                        with --own-tty, the terminal on stdin is the one device under /dev/pts
  *                        the job may open;
+ *   --join FILE          (repeatable) the job's first process also joins this cgroup.procs (the
+ *                        session's cgroup v1 limits), before anything restricts it;
  *   --cgroup FILE        start the job inside the cgroup whose cgroup.procs is FILE, as a child of
  *   --seccomp            this process, which stays as its relay (relay.c): it passes signals on,
  *   --status-fd N        answers the seccomp supervisor's questions, reaps the orphans of the tree
@@ -254,6 +256,8 @@ __attribute__((used, noreturn)) void start(long *sp) {
   char **argv = (char **)(sp + 1);
   char **envp = argv + argc + 1;
   const char *cgroup = 0, *argv0 = 0, *expect_cwd = 0, *ruleset_from = 0, *keep_file = 0;
+  const char *joins[8];
+  int n_joins = 0;
   int is_landlock = 0, is_seccomp = 0, is_unsupervised = 0, is_own_tty = 0, status_fd = -1, abi_max = 1 << 30;
   long oom_adj = -1001;
 
@@ -268,7 +272,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
     int list = eq(a, "--write") ? 0 : eq(a, "--rw") ? 1 : eq(a, "--read") ? 2 : eq(a, "--list") ? 3 : -1;
     int is_policy = list >= 0 || eq(a, "--hide") || eq(a, "--abi-max");
     int is_number = eq(a, "--status-fd") || eq(a, "--keep-fd") || eq(a, "--oom-score-adj");
-    int is_valued = is_policy || is_number || eq(a, "--cgroup") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep");
+    int is_valued = is_policy || is_number || eq(a, "--cgroup") || eq(a, "--join") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep");
     if (eq(a, "--probe")) probe();
     else if (eq(a, "--peer")) print_peer(0);
     else if (eq(a, "--landlock")) is_landlock = 1;
@@ -289,6 +293,10 @@ __attribute__((used, noreturn)) void start(long *sp) {
         if (policy.n_hides == 512) usage("too many hidden paths");
         policy.hides[policy.n_hides++] = v;
       } else if (eq(a, "--cgroup")) cgroup = v;
+      else if (eq(a, "--join")) {
+        if (n_joins == 8) usage("too many --join");
+        joins[n_joins++] = v;
+      }
       else if (eq(a, "--argv0")) argv0 = v;
       else if (eq(a, "--expect-cwd")) expect_cwd = v;
       else if (eq(a, "--ruleset-from")) ruleset_from = v;
@@ -338,6 +346,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
     if (!start_relayed(&r)) r.needs_join = cgroup != 0;
   }
   if (cgroup && r.needs_join) join_cgroup(cgroup);
+  for (int k = 0; k < n_joins; k++) join_cgroup(joins[k]);
   if (status_fd >= 0) sys(__NR_close, status_fd, 0, 0);
 
   if (is_landlock) drop_caps();

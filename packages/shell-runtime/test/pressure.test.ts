@@ -5,10 +5,10 @@
  * pids hierarchy (root only; skipped where none is writable).
  */
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { eventually, FIXTURES, tempDir } from './helpers.ts'
+import { eventually, FIXTURES, makeRuntime, tempDir } from './helpers.ts'
 
 /** A fresh child of this process's cgroup in the v1 hierarchy of `controller`, or null. */
 function v1Cgroup(controller: string): string | null {
@@ -103,4 +103,53 @@ describe('jobs under pressure', () => {
     },
     180_000,
   )
+})
+
+describe('host limits on a session', () => {
+  it.skipIf(memory === null || pids === null)(
+    "hold all of a session's commands together to the memory and process limits the host gives, and go with the session",
+    async () => {
+      const { rt } = makeRuntime({ memoryLimit: 200 * 1024 * 1024, processLimit: 60 })
+      expect(rt.confinement.summary).toContain("limits: memory 200 MiB, 60 processes for all of the session's commands together")
+      const r = await rt.shell_run({
+        commands: [
+          'python3 -c "b = bytearray(400 * 1024 * 1024); print(\'allocated\')"',
+          // Forks until the kernel says no (or 100 children), then says how many it got.
+          "python3 - <<'EOF'\nimport os, time\nn = 0\nwhile n < 100:\n  try:\n    pid = os.fork()\n  except OSError:\n    break\n  if pid == 0:\n    time.sleep(5)\n    os._exit(0)\n  n += 1\nprint('started', n)\nEOF",
+          'echo still works',
+        ],
+      })
+      expect(r.commands[0]?.exit).toBe(137)
+      expect(r.commands[0]?.stdout).toBe('')
+      const started = Number(/started (\d+)/.exec(r.commands[1]?.stdout ?? '')?.[1])
+      expect(started).toBeGreaterThan(0)
+      expect(started).toBeLessThan(60)
+      expect(r.commands[2]?.stdout).toBe('still works\n')
+      const groups = readFileSync('/proc/self/cgroup', 'latin1')
+      expect(groups).not.toContain('hands-')
+      await rt.close()
+      for (const controller of ['memory', 'pids']) {
+        const line = groups.split('\n').find((l) => l.split(':')[1] === controller) as string
+        const own = join(`/sys/fs/cgroup/${controller}`, line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1))
+        expect(readdirSync(own).filter((f) => f.startsWith(`hands-${process.pid}-`))).toEqual([])
+      }
+    },
+    120_000,
+  )
+
+  it('refuse to start, naming what they need, where no cgroup can hold them', async () => {
+    const script = `import('${join(import.meta.dirname, '..', 'src', 'index.ts')}').then((m) => { try { m.createShellRuntime({ roots: ['/tmp'], memoryLimit: 1 << 30 }); console.log('started') } catch (e) { console.log(e.message) } })`
+    const prefix = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : []
+    const [file, ...args] = [...prefix, process.execPath, '--conditions=hands-source', '--import', 'tsx', '-e', script] as [string, ...string[]]
+    const out = await new Promise<string>((resolve) => {
+      const c = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, HOME: '/tmp' } })
+      let text = ''
+      c.stdout.on('data', (d: Buffer) => (text += d))
+      c.once('close', () => resolve(text))
+    })
+    if (process.getuid?.() !== 0 && out.trim() === 'started') return // this user's cgroups can hold them
+    expect(out).toMatch(
+      /memoryLimit: no cgroup can hold it here\. hands needs cgroup v2 with the memory controller delegated to its cgroup .*, or a writable cgroup v1 memory hierarchy/,
+    )
+  }, 60_000)
 })

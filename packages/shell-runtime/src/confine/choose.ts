@@ -32,7 +32,9 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
         const args = [...jobArgs(job), '--argv0', 'bash', '--', job.bash, ...job.bashArgs]
         return { file: helper, args, cwd: spawnCwd(job.cwd), env, statusFd: job.io === 'pipes' ? STATUS_FD : null }
       }
-      if (job.cgroupProcs !== null) env[CGROUP_PROCS_VAR] = job.cgroupProcs
+      // One cgroup.procs file per line: the job's own cgroup, then the session's limit groups.
+      const joins = [...(job.cgroupProcs === null ? [] : [job.cgroupProcs]), ...job.joins]
+      if (joins.length > 0) env[CGROUP_PROCS_VAR] = joins.join('\n')
       env[CLOSE_FDS_VAR] = job.keepFds.join(' ')
       return { file: job.bash, args: job.bashArgs, argv0: 'bash', cwd: spawnCwd(job.cwd), env, statusFd: null }
     },

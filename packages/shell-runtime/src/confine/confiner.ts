@@ -35,6 +35,8 @@ export interface JobSpec {
   io: 'pipes' | 'terminal'
   /** Descriptors beyond 0–2 the job keeps (the pipestatus pipe); every other one is closed. */
   keepFds: number[]
+  /** More `cgroup.procs` files the job's first process joins (the session's cgroup v1 limits); usually none. */
+  joins: string[]
 }
 
 /** How to spawn a job: the program, its arguments, spawn's `cwd`, and variables the mechanism sets. */
@@ -58,6 +60,7 @@ export interface Launch {
 export function jobArgs(job: JobSpec): string[] {
   const args = ['--oom-score-adj', String(JOB_OOM_SCORE_ADJ)]
   if (job.cgroupProcs !== null) args.push('--cgroup', job.cgroupProcs)
+  for (const file of job.joins) args.push('--join', file)
   if (job.io === 'pipes') args.push('--status-fd', String(STATUS_FD))
   for (const fd of job.keepFds) args.push('--keep-fd', String(fd))
   return args

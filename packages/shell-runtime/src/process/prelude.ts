@@ -20,8 +20,10 @@ export const PIPESTATUS_FD = 99
 export const PRELUDE = `# hands: sourced once by each job's first bash, then forgotten.
 unset BASH_ENV
 if [ -n "\${${CGROUP_PROCS_VAR}-}" ]; then
-  { echo $$ > "\$${CGROUP_PROCS_VAR}"; } 2>/dev/null || { echo "hands: could not join the job's cgroup" >&2; exit 125; }
-  unset ${CGROUP_PROCS_VAR}
+  while IFS= read -r __hands_procs; do
+    { echo $$ > "$__hands_procs"; } 2>/dev/null || { echo "hands: could not join the job's cgroup $__hands_procs" >&2; exit 125; }
+  done <<< "\$${CGROUP_PROCS_VAR}"
+  unset ${CGROUP_PROCS_VAR} __hands_procs
 fi
 if [ -n "\${${CLOSE_FDS_VAR}+set}" ]; then
   for __hands_fd in /proc/$$/fd/*; do
@@ -44,28 +46,34 @@ fi
  * removes those cgroups and directories. Sessions register and unregister on that pipe, one
  * message of NUL-terminated fields each (so any path fits):
  *
- *   add ID TARGET MARKER N DIR×N   a session: its cgroup (or ''), its marker prefix
- *                                  `HANDS_JOB=<session>.` (or ''), the directories to remove
+ *   add ID TARGET MARKER N DIR×N M CG×M
+ *                                  a session: its cgroup (or ''), its marker prefix
+ *                                  `HANDS_JOB=<session>.` (or ''), the directories to remove,
+ *                                  the cgroups to remove once its processes are killed
  *   keep ID N ARG×N                start ARG… (Landlock's ruleset keeper) with its stdin on a pipe
  *                                  the reaper holds until `del ID` or its own end
- *   del ID N DIR×N                 the session closed: forget it, end its keeper, and once the
- *                                  keeper has exited remove DIR×N (what the session's own removal
- *                                  left; nothing else, so what stands at its other paths later is
- *                                  never touched)
+ *   del ID N DIR×N M CG×M          the session closed: forget it, end its keeper, and once the
+ *                                  keeper has exited remove DIR×N and the cgroups CG×M (what the
+ *                                  session's own removal left; nothing else, so what stands at
+ *                                  its other paths later is never touched)
  *
  * The keeper is forked here, not by the host: a fork of the host (a large Node process) costs far
  * more than one of this bash, and a session's first command need not wait for it.
  */
 export const REAPER = `trap '' INT TERM HUP QUIT
 declare -A target marker kfd kpid
-owner=() path=()
+owner=() path=() cgowner=() cgpath=()
+# Remove the cgroups given; their processes may still be exiting.
+rmgroups() { local g round; for g in "$@"; do for round in 1 2 3 4 5 6 7 8 9 10; do rmdir "$g" 2>/dev/null && break; [ -d "$g" ] || break; sleep 0.05; done; done; }
 rd() { IFS= read -r -d '' "$1"; }
 while rd op; do
   case $op in
   add)
     rd id || break; rd t || break; rd m || break; rd n || break
     target[$id]=$t marker[$id]=$m
-    for ((k = 0; k < n; k++)); do rd d || break 2; owner+=("$id") path+=("$d"); done ;;
+    for ((k = 0; k < n; k++)); do rd d || break 2; owner+=("$id") path+=("$d"); done
+    rd n || break
+    for ((k = 0; k < n; k++)); do rd d || break 2; cgowner+=("$id") cgpath+=("$d"); done ;;
   keep)
     rd id || break; rd n || break
     args=()
@@ -75,15 +83,19 @@ while rd op; do
     kfd[$id]=$fd kpid[$id]=$! ;;
   del)
     rd id || break; rd n || break
-    left=()
+    left=() cgleft=()
     for ((k = 0; k < n; k++)); do rd d || break 2; left+=("$d"); done
+    rd n || break
+    for ((k = 0; k < n; k++)); do rd d || break 2; cgleft+=("$d"); done
     if [ -n "\${kfd[$id]-}" ]; then
       f=\${kfd[$id]}; exec {f}>&-
       [ \${#left[@]} -gt 0 ] && wait "\${kpid[$id]}" 2>/dev/null
     fi
     unset -v "kfd[$id]" "kpid[$id]" "target[$id]" "marker[$id]"
     for k in "\${!owner[@]}"; do [ "\${owner[$k]}" = "$id" ] && unset -v "owner[$k]" "path[$k]"; done
-    [ \${#left[@]} -gt 0 ] && rm -rf -- "\${left[@]}" ;;
+    for k in "\${!cgowner[@]}"; do [ "\${cgowner[$k]}" = "$id" ] && unset -v "cgowner[$k]" "cgpath[$k]"; done
+    [ \${#left[@]} -gt 0 ] && rm -rf -- "\${left[@]}"
+    [ \${#cgleft[@]} -gt 0 ] && rmgroups "\${cgleft[@]}" ;;
   esac
 done
 for f in "\${kfd[@]}"; do exec {f}>&-; done
@@ -122,5 +134,6 @@ if [ \${#marks[@]} -gt 0 ]; then
     sleep 0.05
   done
 fi
+rmgroups "\${cgpath[@]}"
 for dir in "\${path[@]}"; do [ -n "$dir" ] && rm -rf -- "$dir"; done
 `

@@ -125,7 +125,7 @@ export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
     treeKind: session.keeper.kind,
     spoolDir: session.spoolDir,
     tmpDir: session.tmpDir,
-    confinement: { kind: session.confiner.kind, summary: session.confiner.summary },
+    confinement: { kind: session.confiner.kind, summary: [session.confiner.summary, ...(session.limits === null ? [] : [session.limits.summary])].join('\n') },
     close: () => session.close(),
   }
 }

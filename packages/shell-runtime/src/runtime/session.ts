@@ -20,6 +20,7 @@ import { onHostExit } from '../tree/host-exit.ts'
 import type { JobTree, TreeKeeper } from '../tree/job-tree.ts'
 import { MarkerKeeper } from '../tree/marker-keeper.ts'
 import { registerWithReaper, type ReaperRegistration } from '../tree/reaper.ts'
+import { applySessionLimits, removeLimitDirs, type SessionLimits } from '../tree/session-limits.ts'
 import { findBash } from './find-bash.ts'
 import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from './options.ts'
 
@@ -80,6 +81,8 @@ export class Session {
   readonly preludePath: string
   readonly keeper: TreeKeeper
   readonly confiner: Confiner
+  /** Where the host's memory and process limits for the session live; null without limits. */
+  readonly limits: SessionLimits | null
   readonly bash: string
   readonly shells = new Map<string, BackgroundShell>()
   /** Spool files hands removed, so a later command naming one is told. */
@@ -127,6 +130,12 @@ export class Session {
         cgroupMount: cgroup?.mount ?? null,
       })
       this.keeper = this.#makeKeeper(cgroup)
+      try {
+        this.limits = applySessionLimits(this.options, this.name, this.keeper instanceof CgroupKeeper ? this.keeper.dir : null)
+      } catch (err) {
+        this.keeper.close()
+        throw err
+      }
     } catch (err) {
       this.#removeFiles()
       throw err
@@ -134,7 +143,12 @@ export class Session {
     // The reaper forks the ruleset keeper; until it has stamped its ruleset, jobs build their own.
     // A keeper that dies on its own is not started again until a new reaper is (the reaper was
     // killed): meanwhile every job builds its own ruleset, slower but never weaker.
-    this.#reaper = registerWithReaper(this.bash, this.name, { ...this.keeper.reaperTargets(), dirs: [this.spoolDir, this.tmpDir] }, this.confiner.keeper)
+    this.#reaper = registerWithReaper(
+      this.bash,
+      this.name,
+      { ...this.keeper.reaperTargets(), dirs: [this.spoolDir, this.tmpDir], cgroups: this.limits?.dirs ?? [] },
+      this.confiner.keeper,
+    )
     this.#cancelExitHook = onHostExit(() => {
       this.keeper.killEverythingSync()
       this.#removeFiles()
@@ -191,7 +205,8 @@ export class Session {
       arg = `eval "$(< ${shellQuote(scriptFile)})"`
     }
     const keepFds = isPipestatus ? [PIPESTATUS_PIPE_FD] : []
-    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd, io, keepFds })
+    const joins = this.limits?.join ?? []
+    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd, io, keepFds, joins })
     if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined || launch.env[CLOSE_FDS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
     return { launch, scriptFile }
   }
@@ -346,10 +361,11 @@ export class Session {
     await Promise.allSettled([...this.#runsSettled])
     if (shells.length > 0) this.changed()
     this.keeper.close()
+    const cgroupsLeft = removeLimitDirs(this.limits?.dirs ?? [])
     this.#cancelExitHook()
     // Removed while still registered, so what cannot go yet is the reaper's to remove; once
     // released, a later host death no longer touches the old paths.
-    this.#reaper.release(this.#removeFiles())
+    this.#reaper.release(this.#removeFiles(), cgroupsLeft)
     this.#listeners.clear()
   }
 }
