@@ -42,8 +42,14 @@ interface Outcome {
 
 /** Run the pressure host inside `cgroup` (it joins before node starts). */
 function hostIn(cgroup: string, scenario: 'oom' | 'bomb'): Promise<Outcome> {
-  const node = [process.execPath, '--conditions=hands-source', '--import', 'tsx', join(FIXTURES, 'pressure-host.ts'), scenario, tempDir(scenario)]
-  const child = spawn('bash', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...node], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const root = tempDir(scenario)
+  const node = [process.execPath, '--conditions=hands-source', '--import', 'tsx', join(FIXTURES, 'pressure-host.ts'), scenario, root]
+  // HOME without a profile: the OOM killer or the bound must not stop a login shell midway through
+  // someone's profile (pyenv's rehash, say, leaves a lock that stalls every later login shell).
+  const child = spawn('bash', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...node], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, HOME: root },
+  })
   let out = ''
   let err = ''
   child.stdout.on('data', (d: Buffer) => (out += d))
