@@ -1,4 +1,5 @@
 export { createShellRuntime, type ShellAttachment, type ShellRuntime } from './runtime/create-shell-runtime.ts'
+export type { ShellRunOptions } from './tools/shell-run.ts'
 export type { ScreenView } from './screen/screen.ts'
 export type { ShellWatcher } from './shells/background-shell.ts'
 export type { ShellRuntimeOptions } from './runtime/options.ts'
