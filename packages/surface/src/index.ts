@@ -1,4 +1,13 @@
-export { createSurface, enabledContracts, enabledTools, shareLoginEnvironment, type Session, type SurfaceOptions } from './session.ts'
+export {
+  createSurface,
+  enabledContracts,
+  enabledTools,
+  shareLoginEnvironment,
+  type CallOptions,
+  type RootsChange,
+  type Session,
+  type SurfaceOptions,
+} from './session.ts'
 export { failure, type CallOutcome } from './outcome.ts'
 export type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmDecline, ConfirmHook, ConfirmRequest, ConfirmTarget } from './hooks.ts'
 export type { PathAccess, PathGate } from '@hands/fs-runtime'

@@ -15,3 +15,7 @@ export class ProtocolError extends Error {
 export function protocolError(code: number, message: string, data?: unknown): ProtocolError {
   return new ProtocolError(code, message, data)
 }
+
+/** Why a message is not JSON-RPC 2.0, and what it takes. */
+export const NOT_JSON_RPC =
+  'is not a JSON-RPC 2.0 message: it takes "jsonrpc": "2.0" with a "method" (and an "id", a string or an integer, for a request), or an "id" with a "result" or an "error" (a response)'
