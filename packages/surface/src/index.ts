@@ -18,6 +18,7 @@ export { RESOURCE_NOT_FOUND, SHELLS_URI, SHELL_URI_TEMPLATE, createMcpServer, ty
 export { CODE_TOOL_ARGUMENT, ROUTING_PROMPT } from './mcp/prompts.ts'
 export { serveStdio } from './mcp/stdio.ts'
 export {
+  DEFAULT_EVICT_IDLE_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_SESSION_IDLE_MS,

@@ -30,7 +30,7 @@ Run \`hands <command> --help\` for a command's options.`
 
 /** `serve --help`; the HTTP defaults come from the HTTP module, loaded only here and for --http. */
 const serveHelp = async () => {
-  const { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } = await import('../mcp/http.ts')
+  const { DEFAULT_EVICT_IDLE_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } = await import('../mcp/http.ts')
   return `usage: hands serve [options]
 
 Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go to stderr.
@@ -38,7 +38,9 @@ Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go 
   --http HOST:PORT      serve Streamable HTTP at http://HOST:PORT/mcp (loopback only unless --allow-remote)
   --allow-remote        allow a non-loopback --http bind
   --session-idle-ms N   HTTP: close a session (stopping its shells) after N ms without a request (default ${DEFAULT_SESSION_IDLE_MS})
-  --max-sessions N      HTTP: sessions open at once; one more initialize gets 503 (default ${DEFAULT_MAX_SESSIONS})
+  --max-sessions N      HTTP: sessions open at once (default ${DEFAULT_MAX_SESSIONS}); at the limit, one more initialize closes the least
+                        recently used session idle for --evict-idle-ms with no running shell, else gets 503
+  --evict-idle-ms N     HTTP: how long a session must be idle to be closed for a new one at the limit (default ${DEFAULT_EVICT_IDLE_MS})
   --max-body-bytes N    HTTP: the largest request body read; a larger one gets 413 (default ${DEFAULT_MAX_BODY_BYTES})
   --allow-host NAME     HTTP: also accept this Host header (NAME for NAME:PORT, or NAME:PORT; repeatable)
   --no-attach           offer no \`hands attach\` socket
@@ -67,6 +69,7 @@ async function serve(argv: string[]): Promise<number> {
     'allow-remote': { type: 'boolean' },
     'session-idle-ms': { type: 'string' },
     'max-sessions': { type: 'string' },
+    'evict-idle-ms': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     'allow-host': { type: 'string', multiple: true },
     'no-attach': { type: 'boolean' },
@@ -83,7 +86,7 @@ async function serve(argv: string[]): Promise<number> {
   // A mechanism asked for by name must work here before anything is served; `auto` is described once the tools are loaded.
   const named = options.confine !== undefined && options.confine !== 'auto' ? await confinementOf(options) : undefined
   if (values.http === undefined) {
-    for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'max-body-bytes', 'allow-host'] as const) {
+    for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'evict-idle-ms', 'max-body-bytes', 'allow-host'] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)
     }
     const { serveStdio } = await import('../mcp/stdio.ts')
@@ -95,6 +98,7 @@ async function serve(argv: string[]): Promise<number> {
   const listen = parseListen(values.http)
   const sessionIdleMs = positiveInt('session-idle-ms', values['session-idle-ms'])
   const maxSessions = positiveInt('max-sessions', values['max-sessions'])
+  const evictIdleMs = positiveInt('evict-idle-ms', values['evict-idle-ms'])
   const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'])
   const allowHosts = values['allow-host'] ?? []
   const attachServer = await offerAttach(values)
@@ -106,6 +110,7 @@ async function serve(argv: string[]): Promise<number> {
         allowRemote: values['allow-remote'] === true,
         ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
         ...(maxSessions !== undefined ? { maxSessions } : {}),
+        ...(evictIdleMs !== undefined ? { evictIdleMs } : {}),
         ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
         ...(allowHosts.length > 0 ? { allowHosts } : {}),
       },
