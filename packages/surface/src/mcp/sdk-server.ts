@@ -56,12 +56,15 @@ class HandsServer extends Server {
     // The SDK keeps its handlers in this (TypeScript-private) map; the one it installed parses the request first.
     const handlers = (this as unknown as { _requestHandlers: Map<string, Handler> })._requestHandlers
     const installed = handlers.get(method) as Handler
-    handlers.set(method, (request, extra) =>
-      installed(request, extra).catch((e: unknown) => {
+    // It parses synchronously: a bad request throws before any promise exists.
+    handlers.set(method, async (request, extra) => {
+      try {
+        return await installed(request, extra)
+      } catch (e) {
         const checked = schema.safeParse(request)
         throw checked.success ? e : invalidParams(method, checked.error?.issues ?? [])
-      }),
-    )
+      }
+    })
   }
 }
 
