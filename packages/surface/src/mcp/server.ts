@@ -22,7 +22,7 @@ import { renderOutcome } from '../render/text.ts'
 import { createSurface, type Session, type SurfaceOptions } from '../session.ts'
 import { askToConfirm } from './confirm.ts'
 import { PROMPTS, getPrompt } from './prompts.ts'
-import { protocolError } from './protocol-error.ts'
+import { onePage, protocolError } from './protocol-error.ts'
 import { checkClientRoots } from './roots.ts'
 import { SERVER_NAME, newMcpServer } from './sdk-server.ts'
 
@@ -43,17 +43,6 @@ export const NO_ROOT_NOTICE =
 
 /** Error codes whose failures are the host's or the user's refusals, worth a log notice. */
 const REFUSALS = new Set(['refused', 'not_confirmed', 'outside_roots', 'access_denied', 'protected_path'])
-
-/** Every list hands serves fits one page: a cursor (which only a next page would carry) is refused. Returns nothing to add to the answer. */
-function onePage(request: { method: string; params?: { cursor?: string | undefined } | undefined }): Record<string, never> {
-  const cursor = request.params?.cursor
-  if (cursor === undefined) return {}
-  throw protocolError(
-    ErrorCode.InvalidParams,
-    `Invalid params for ${request.method}: unknown cursor ${JSON.stringify(cursor)}; this server answers ${request.method} on one page, with no nextCursor, so call it without a cursor`,
-    { cursor },
-  )
-}
 
 /** An MCP server bound to one hands session. */
 export interface HandsMcpServer {

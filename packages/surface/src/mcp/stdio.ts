@@ -1,13 +1,14 @@
 import type { Readable, Writable } from 'node:stream'
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, JSONRPCMessageSchema, ListToolsRequestSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
 import type { AttachServer } from '../attach/server.ts'
 import type { SurfaceOptions } from '../session.ts'
 import { LineLimit } from './line-limit.ts'
-import { NOT_JSON_RPC } from './protocol-error.ts'
+import { NOT_JSON_RPC, onePage } from './protocol-error.ts'
 import { newMcpServer, SERVED_METHODS } from './sdk-server.ts'
 import type { HandsMcpServer } from './server.ts'
+import { staticMcpTools } from './static-tools.ts'
 
 /** The largest stdio message read: the SDK's own limit (10 MiB). */
 export const MAX_STDIO_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE
@@ -100,15 +101,26 @@ class StdioTransport implements Transport {
  * other request is refused, and notifications are dropped), and a second one is refused. A
  * method hands does not serve (such as `server/discover`) is answered Method not found at once.
  *
- * The server answers `initialize` on the MCP SDK alone; the tools (contracts, validators,
- * runtimes) load once the client has initialized, or as soon as it asks for anything else, and
- * the login environment is then captured in the background. Messages that need the tools wait,
- * in order, until they are there. Resolves once they are. With `attach`, the session's shells
+ * The server answers `initialize` on the MCP SDK alone, and `tools/list` from the tool list
+ * codegen wrote (unless `--code-tool` changes it); the tools (contracts, validators, runtimes)
+ * load once the client has initialized, or as soon as it asks for anything else, and the login
+ * environment is then captured in the background. Messages that need the tools wait, in order,
+ * until they are there. Resolves once they are. With `attach`, the session's shells
  * can be attached to (`hands attach`).
  */
 export async function serveStdio(options: SurfaceOptions = {}, attach: AttachServer | null = null): Promise<void> {
   const server = newMcpServer()
   let hands: HandsMcpServer | null = null
+  // The tool list is static data: answered before the tools load (the session's own handler replaces this one).
+  const isListStatic = options.codeTool === undefined
+  if (isListStatic) {
+    let listed: ReturnType<typeof staticMcpTools> = null
+    server.setRequestHandler(ListToolsRequestSchema, (request) => {
+      onePage(request)
+      listed ??= staticMcpTools(options)
+      return { tools: listed as never }
+    })
+  }
   const log = (text: string) => {
     if (hands === null) process.stderr.write(`hands: ${text}\n`)
     else hands.notify('warning', text)
@@ -177,7 +189,7 @@ export async function serveStdio(options: SurfaceOptions = {}, attach: AttachSer
     } else if (!isInitializeSeen) {
       return // a notification or response before the session began: nothing to act on
     }
-    if (hands !== null || ('method' in message && HANDSHAKE.has(message.method))) return deliver(message)
+    if (hands !== null || ('method' in message && (HANDSHAKE.has(message.method) || (isListStatic && message.method === 'tools/list')))) return deliver(message)
     waiting.push(message)
     load()
   }
