@@ -65,9 +65,10 @@ interface Start {
  * Spawn a server, send `initialize` at once and time its response; then send `initialized` +
  * `tools/list` and time that response (the minimal server answers it with an error: a round
  * trip all the same); with `roots`, answer the server's `roots/list` with it and time a first
- * `tools/call` too; then its RSS once idle; then close stdin and wait for exit.
+ * `tools/call` too; then its RSS once idle (after `ready` shows on stderr, when given); then close
+ * stdin and wait for exit.
  */
-function startOnce(args: string[], cwd: string, roots: string | null = null): Promise<Start> {
+function startOnce(args: string[], cwd: string, roots: string | null = null, ready: RegExp | null = null): Promise<Start> {
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const child = spawn(process.execPath, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: process.env })
@@ -81,16 +82,18 @@ function startOnce(args: string[], cwd: string, roots: string | null = null): Pr
     child.stderr.on('data', (d: Buffer) => {
       err += d.toString()
     })
-    const done = () =>
-      // Idle: let the event loop settle before reading RSS.
-      setTimeout(() => {
-        const rss = rssMiB(child.pid as number)
-        child.stdin.end()
-        child.once('exit', () => {
-          clearTimeout(timer)
-          resolve({ ms: at[1] as number, listMs: at[2] as number, callMs: at[3] ?? Number.NaN, rss })
-        })
-      }, 300)
+    /** Once `ready` shows on stderr (hands: its tools have loaded), let the event loop settle, then read the RSS. */
+    const done = (): unknown =>
+      ready !== null && !ready.test(err)
+        ? setTimeout(done, 20)
+        : setTimeout(() => {
+            const rss = rssMiB(child.pid as number)
+            child.stdin.end()
+            child.once('exit', () => {
+              clearTimeout(timer)
+              resolve({ ms: at[1] as number, listMs: at[2] as number, callMs: at[3] ?? Number.NaN, rss })
+            })
+          }, 300)
     child.stdout.on('data', (d: Buffer) => {
       buffered += d.toString()
       const lines = buffered.split('\n')
@@ -134,26 +137,29 @@ function report(what: string, figure: string, verdict = '') {
 const root = mkdtempSync(join(tmpdir(), 'hands-bench-startup-'))
 try {
   /** One record per server kind: how to start it, and what each start measured. */
-  const kind = (args: string[], cwd: string, roots: string | null = null) => ({
+  const kind = (args: string[], cwd: string, roots: string | null = null, ready: RegExp | null = null) => ({
     args,
     cwd,
     roots,
+    ready,
     init: [] as number[],
     list: [] as number[],
     call: [] as number[],
     rss: [] as number[],
   })
   const floor = kind([minimal], here)
-  const hands = kind([bin, 'serve', '--root', root], root)
+  // hands answers tools/list before its tools load; its idle RSS is read once they have (it says so on stderr).
+  const loaded = /serving MCP over stdio/
+  const hands = kind([bin, 'serve', '--root', root], root, null, loaded)
   // Started in / without --root, as a desktop client starts it: the client's roots are the session's.
-  const handsRoots = kind([bin, 'serve'], '/', root)
+  const handsRoots = kind([bin, 'serve'], '/', root, loaded)
   const fsServer = kind([filesystem, root], root)
   const all = [floor, hands, handsRoots, fsServer]
   // One warm-up of each (disk cache), then interleaved rounds.
-  for (const k of all) await startOnce(k.args, k.cwd, k.roots)
+  for (const k of all) await startOnce(k.args, k.cwd, k.roots, k.ready)
   // Each takes every place in turn, so none pays for what another left behind more than the rest.
   const steps = all.map((k) => async () => {
-    const r = await startOnce(k.args, k.cwd, k.roots)
+    const r = await startOnce(k.args, k.cwd, k.roots, k.ready)
     k.init.push(r.ms)
     k.list.push(r.listMs)
     k.call.push(r.callMs)

@@ -89,8 +89,10 @@ async function serve(argv: string[]): Promise<number> {
     for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'evict-idle-ms', 'max-body-bytes', 'allow-host'] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)
     }
+    // The attach socket starts beside the handshake, not before it.
+    const attaching = offerAttach(values)
     const { serveStdio } = await import('../mcp/stdio.ts')
-    await serveStdio(options, await offerAttach(values))
+    await serveStdio(options, attaching)
     await sayHowShellsRun(options, named)
     return -1
   }

@@ -105,10 +105,11 @@ class StdioTransport implements Transport {
  * codegen wrote (unless `--code-tool` changes it); the tools (contracts, validators, runtimes)
  * load once the client has initialized, or as soon as it asks for anything else, and the login
  * environment is then captured in the background. Messages that need the tools wait, in order,
- * until they are there. Resolves once they are. With `attach`, the session's shells
- * can be attached to (`hands attach`).
+ * until they are there. Resolves once they are. With `attach` (a server, or one still starting,
+ * which the handshake does not wait for), the session's shells can be attached to (`hands attach`).
  */
-export async function serveStdio(options: SurfaceOptions = {}, attach: AttachServer | null = null): Promise<void> {
+export async function serveStdio(options: SurfaceOptions = {}, attaching: AttachServer | Promise<AttachServer | null> | null = null): Promise<void> {
+  const attach = Promise.resolve(attaching)
   const server = newMcpServer()
   let hands: HandsMcpServer | null = null
   // The tool list is static data: answered before the tools load (the session's own handler replaces this one).
@@ -141,7 +142,7 @@ export async function serveStdio(options: SurfaceOptions = {}, attach: AttachSer
     if (exiting) return
     exiting = true
     process.stderr.write(`hands: ${why}; stopping shells and exiting\n`)
-    await attach?.close()
+    await (await attach)?.close()
     const closing = hands === null ? server.close() : hands.close(why)
     await closing.catch((e: unknown) => process.stderr.write(`hands: close failed: ${String(e)}\n`))
     process.exit(0)
@@ -164,8 +165,9 @@ export async function serveStdio(options: SurfaceOptions = {}, attach: AttachSer
       load = () => {}
       Promise.all([import('./server.ts'), import('../session.ts')])
         .then(([{ attachSession }, { shareLoginEnvironment }]) => {
-          hands = attachSession(server, shareLoginEnvironment(options), { isInitialized })
-          attach?.add('1', hands.session)
+          const attached = attachSession(server, shareLoginEnvironment(options), { isInitialized })
+          hands = attached
+          void attach.then((a) => a?.add('1', attached.session))
           for (const message of waiting.splice(0)) deliver(message)
           resolve(hands)
         })
