@@ -133,15 +133,17 @@ export function attachSession(server: Server, options: SurfaceOptions = {}, serv
   }
   const askRoots = (): Promise<void> => {
     if (server.getClientCapabilities()?.roots === undefined) return Promise.resolve()
+    // Never rejects: a failure is a notice, and the roots stay as they were.
     rootsAsked = (rootsAsked ?? Promise.resolve()).then(() =>
-      server.listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS }).then(
-        (answer) => applyRoots(answer.roots),
-        (e: unknown) =>
+      server
+        .listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS })
+        .then((answer) => applyRoots(answer.roots))
+        .catch((e: unknown) =>
           notify(
             'warning',
-            `the client offers roots but roots/list failed (${e instanceof Error ? e.message : String(e)}); roots stay ${session.roots.join(', ') || 'none'}`,
+            `could not take the client's roots (${e instanceof Error ? e.message : String(e)}); roots stay ${session.roots.join(', ') || 'none'}`,
           ),
-      ),
+        ),
     )
     return rootsAsked
   }
