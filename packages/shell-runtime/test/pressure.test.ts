@@ -145,8 +145,9 @@ describe('host limits on a session', () => {
 
   it('refuse to start, naming what they need, where no cgroup can hold them', async () => {
     const script = `import('${join(import.meta.dirname, '..', 'src', 'index.ts')}').then((m) => { try { m.createShellRuntime({ roots: ['/tmp'], memoryLimit: 1 << 30 }); console.log('started') } catch (e) { console.log(e.message) } })`
-    const prefix = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : []
-    const [file, ...args] = [...prefix, process.execPath, '--conditions=hands-source', '--import', 'tsx', '-e', script] as [string, ...string[]]
+    const prefix: string[] = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : []
+    const command = [...prefix, process.execPath, '--conditions=hands-source', '--import', 'tsx', '-e', script]
+    const [file, ...args] = command as [string, ...string[]]
     const out = await new Promise<string>((resolve) => {
       const c = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, HOME: '/tmp' } })
       let text = ''
