@@ -11,7 +11,7 @@ import { entryAt, errnoError, realOf, selfAt, verifySync } from './dir.js'
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants
 
 /** Files up to this size are copied here by read and write; larger or sparse ones are handed back (`deferred`) for the kernel's copy. */
-export const SMALL_FILE = 256 * 1024
+export const SMALL_FILE = 64 * 1024
 
 /**
  * @typedef {import('./api.ts').DirRef} DirRef
