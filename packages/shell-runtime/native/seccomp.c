@@ -47,6 +47,73 @@ static const struct table i386 = {
 };
 #endif
 
+/* ---- calls that change the filesystem (recorded by the relay when effects are observed) --------- */
+
+#ifndef __NR_open
+#define __NR_open -1
+#define __NR_creat -1
+#define __NR_unlink -1
+#define __NR_rename -1
+#define __NR_mkdir -1
+#define __NR_rmdir -1
+#define __NR_symlink -1
+#define __NR_link -1
+#define __NR_mknod -1
+#endif
+#ifndef __NR_renameat
+#define __NR_renameat -1
+#endif
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+
+/* Argument positions of a call that changes the filesystem (-1: none; a dirfd of -1 means the
+ * working directory): the path it changes, a second one (a rename's destination), and where
+ * open's flags are (such a call changes nothing unless they ask to write or create). */
+#define CALL(nr, path, dirfd, path2, dirfd2, flags) {nr, path, dirfd, path2, dirfd2, flags}
+static const struct effect_call native_calls[] = {
+  CALL(__NR_open, 0, -1, -1, -1, 1),
+  CALL(__NR_openat, 1, 0, -1, -1, 2),
+  CALL(__NR_openat2, 1, 0, -1, -1, -2 /* in struct open_how */),
+  CALL(__NR_creat, 0, -1, -1, -1, -1),
+  CALL(__NR_unlink, 0, -1, -1, -1, -1),
+  CALL(__NR_unlinkat, 1, 0, -1, -1, -1),
+  CALL(__NR_rename, 0, -1, 1, -1, -1),
+  CALL(__NR_renameat, 1, 0, 3, 2, -1),
+  CALL(__NR_renameat2, 1, 0, 3, 2, -1),
+  CALL(__NR_mkdir, 0, -1, -1, -1, -1),
+  CALL(__NR_mkdirat, 1, 0, -1, -1, -1),
+  CALL(__NR_rmdir, 0, -1, -1, -1, -1),
+  CALL(__NR_symlink, 1, -1, -1, -1, -1),
+  CALL(__NR_symlinkat, 2, 1, -1, -1, -1),
+  CALL(__NR_link, 1, -1, -1, -1, -1),
+  CALL(__NR_linkat, 3, 2, -1, -1, -1),
+  CALL(__NR_truncate, 0, -1, -1, -1, -1),
+  CALL(__NR_mknod, 0, -1, -1, -1, -1),
+  CALL(__NR_mknodat, 1, 0, -1, -1, -1),
+};
+#if defined(__x86_64__)
+static const struct effect_call i386_calls[] = {
+  CALL(5, 0, -1, -1, -1, 1),     CALL(295, 1, 0, -1, -1, 2),   CALL(437, 1, 0, -1, -1, -2), CALL(8, 0, -1, -1, -1, -1),
+  CALL(10, 0, -1, -1, -1, -1),   CALL(301, 1, 0, -1, -1, -1),  CALL(38, 0, -1, 1, -1, -1),  CALL(302, 1, 0, 3, 2, -1),
+  CALL(353, 1, 0, 3, 2, -1),     CALL(39, 0, -1, -1, -1, -1),  CALL(296, 1, 0, -1, -1, -1), CALL(40, 0, -1, -1, -1, -1),
+  CALL(83, 1, -1, -1, -1, -1),   CALL(304, 2, 1, -1, -1, -1),  CALL(9, 1, -1, -1, -1, -1),  CALL(303, 3, 2, -1, -1, -1),
+  CALL(92, 0, -1, -1, -1, -1),   CALL(193, 0, -1, -1, -1, -1), CALL(14, 0, -1, -1, -1, -1), CALL(297, 1, 0, -1, -1, -1),
+};
+#endif
+#define N_CALLS(a) (int)(sizeof a / sizeof a[0])
+
+const struct effect_call *effect_call(__u32 arch, int nr) {
+  const struct effect_call *calls = arch == native.arch ? native_calls : 0;
+  int n_calls = N_CALLS(native_calls);
+#if defined(__x86_64__)
+  if (arch == i386.arch) calls = i386_calls, n_calls = N_CALLS(i386_calls);
+#endif
+  for (int k = 0; calls != 0 && k < n_calls; k++)
+    if (calls[k].nr == nr && nr >= 0) return &calls[k];
+  return 0;
+}
+
 /* What the supervisor is told about a call, by its number in the caller's table (relay.c). */
 int supervised_kind(__u32 arch, int nr) {
   const struct table *t = arch == native.arch ? &native : 0;
@@ -63,6 +130,7 @@ int supervised_kind(__u32 arch, int nr) {
   if (nr == t->tkill || nr == t->rt_sigqueueinfo) return KIND_TARGET_ARG0;
   if (nr == t->tgkill || nr == t->rt_tgsigqueueinfo) return KIND_TARGET_ARG1;
   if (nr == t->fcntl || nr == t->fcntl64) return KIND_SETOWN;
+  if (effect_call(arch, nr) != 0) return KIND_EFFECT;
   return KIND_NONE;
 }
 
@@ -107,7 +175,11 @@ enum body {
   BODY_SETOWN,       /* F_SETOWN: `value`; F_SETOWN_EX: refused; else go on */
   BODY_IOCTL_OWNER,  /* FIOSETOWN, SIOCSPGRP: refused; else go on */
   BODY_SOCKET,       /* UNIX and netlink only */
+  BODY_WRITE_FLAGS,  /* `value` when argument `arg` (open's flags) asks to write or create; else go on */
 };
+
+/* The flags that make an open change the filesystem: O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, __O_TMPFILE. */
+#define WRITE_FLAGS (01 | 02 | 0100 | 01000 | 020000000)
 
 struct rule {
   int nr;
@@ -182,6 +254,12 @@ static void body(const struct rule *r) {
       RET(ALLOW);
       RET(ERRNO(1));
       return;
+    case BODY_WRITE_FLAGS:
+      LD(ARG_LO(r->arg));
+      emit(BPF_JMP | BPF_JSET | BPF_K, WRITE_FLAGS, 0, 1);
+      RET(action);
+      RET(ALLOW);
+      return;
     case BODY_SOCKET: /* socket(domain, type, protocol) */
       LD(ARG_LO(0));
       JEQ(1 /* AF_UNIX */, 1, 0);
@@ -207,6 +285,15 @@ static void collect(const struct table *t, __u32 action, unsigned flags) {
   if (flags & FILTER_NO_NETWORK) {
     rule(t->socket, BODY_SOCKET, 0, 0);
     rule(t->socketcall, BODY_RETURN, 0, ERRNO(13));
+  }
+  if (flags & FILTER_EFFECTS) {
+    const struct effect_call *calls = t == &native ? native_calls : 0;
+    int n_calls = N_CALLS(native_calls);
+#if defined(__x86_64__)
+    if (t == &i386) calls = i386_calls, n_calls = N_CALLS(i386_calls);
+#endif
+    for (int k = 0; calls != 0 && k < n_calls; k++)
+      rule(calls[k].nr, calls[k].flags >= 0 ? BODY_WRITE_FLAGS : BODY_RETURN, calls[k].flags, SECCOMP_RET_USER_NOTIF);
   }
   if (!(flags & FILTER_PROCESSES)) goto sort;
   rule(t->prlimit64, BODY_PRLIMIT, 0, action);
