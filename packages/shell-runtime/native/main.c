@@ -360,8 +360,8 @@ __attribute__((used, noreturn)) void start(long *sp) {
     ruleset = scope_ruleset(abi);
   }
 
-  struct relay r = {-1, status_fd, is_seccomp && !is_unsupervised, effects_file, -1, cgroup != 0};
-  if (cgroup || is_seccomp || status_fd >= 0) {
+  struct relay r = {-1, status_fd, (is_seccomp && !is_unsupervised) || effects_file != 0, effects_file, -1, cgroup != 0};
+  if (cgroup || is_seccomp || status_fd >= 0 || effects_file) {
     if (cgroup) r.cgroup_dir = cgroup_dir_of(cgroup);
     if (!start_relayed(&r)) r.needs_join = cgroup != 0;
   }
@@ -388,6 +388,19 @@ __attribute__((used, noreturn)) void start(long *sp) {
        * start): the calls it would have answered are refused instead. */
       long s = install_filter(0, flags);
       if (s != 0) die("cannot install the seccomp filter", 0, s);
+    }
+  }
+  if (effects_file && !is_seccomp && r.channel >= 0) {
+    /* Only the record of what the job changes (bubblewrap's outer stage, or unconfined as root,
+     * where no_new_privs is not needed): a filter that asks about nothing else. */
+    long listener = install_filter(1, FILTER_EFFECTS);
+    if (listener == -13 /* EACCES: neither no_new_privs nor CAP_SYS_ADMIN */) {
+      sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
+      listener = install_filter(1, FILTER_EFFECTS);
+    }
+    if (listener >= 0) {
+      send_listener(r.channel, (int)listener);
+      sys(__NR_close, listener, 0, 0);
     }
   }
   if (is_seccomp_basic) {
