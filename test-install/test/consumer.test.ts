@@ -65,7 +65,7 @@ beforeAll(async () => {
   writeFileSync(join(project, '.npmrc'), `@hands:registry=${registry.url}\n`)
   writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2)}\n`)
   const started = performance.now()
-  await run('npm', ['install', '@hands/surface', '@hands/contracts', '@types/node@20'], { cwd: project })
+  await run('npm', ['install', '@hands/surface', '@types/node@20'], { cwd: project })
   console.log(`npm install through the registry: ${((performance.now() - started) / 1000).toFixed(1)} s`)
   copyFileSync(join(fixtures, 'use-surface.mjs'), join(project, 'use-surface.mjs'))
   copyFileSync(join(fixtures, 'check-types.ts'), join(project, 'check-types.ts'))
