@@ -31,7 +31,7 @@ describe('generated/', () => {
   it('lists the ten tools in surface.json in the shape other tooling reads, and ships the same file in @hands/contracts', () => {
     const text = readFileSync(join(REPO, 'generated', 'surface.json'), 'utf8')
     const surface = JSON.parse(text)
-    expect(Object.keys(surface).filter((k) => k !== '$comment')).toEqual(['tools', 'errors', 'prompt'])
+    expect(Object.keys(surface).filter((k) => k !== '$comment')).toEqual(['tools', 'errors', 'prompt', 'no_code_tool'])
     expect(surface.tools).toHaveLength(10)
     for (const t of surface.tools) {
       expect(Object.keys(t)).toEqual(['name', 'title', 'description', 'input_schema', 'result_schema', 'call', 'effect', 'annotations', 'toggle'])
@@ -40,6 +40,8 @@ describe('generated/', () => {
     expect(surface.errors.codes.map((c: { code: string }) => c.code)).toContain('invalid_input')
     expect(Object.keys(surface.prompt)).toEqual(['shell_on', 'shell_off'])
     expect(surface.prompt.shell_off.executionLine).toBeNull()
+    expect(Object.keys(surface.no_code_tool.descriptions)).toEqual(['shell_run', 'shell_background'])
+    expect(Object.keys(surface.no_code_tool.prompt)).toEqual(['shell_on', 'shell_off'])
     expect(readFileSync(join(REPO, 'packages', 'contracts', 'surface.json'), 'utf8')).toBe(text)
   })
 })
@@ -68,9 +70,13 @@ describe('pnpm gen --diff REF', () => {
       writeFileSync(join(dir, 'generated', 'surface.json'), JSON.stringify(old, null, 2))
       git('add', '-A')
       git('commit', '-qm', 'old surface')
-      // A later commit ships the surface, with one prompt line worded differently.
+      // A later commit ships the surface, with one prompt line and one description without a code tool worded differently.
       const shipped = JSON.parse(current)
       shipped.prompt.shell_on.batchLine = shipped.prompt.shell_on.batchLine.replace('never', 'not')
+      shipped.no_code_tool.descriptions.shell_background = shipped.no_code_tool.descriptions.shell_background.replace(
+        'for its output',
+        'to read what it printed so far',
+      )
       mkdirSync(join(dir, 'packages', 'contracts'), { recursive: true })
       writeFileSync(join(dir, 'packages', 'contracts', 'surface.json'), JSON.stringify(shipped, null, 2))
       git('add', '-A')
@@ -81,7 +87,7 @@ describe('pnpm gen --diff REF', () => {
       expect(changed.status).toBe(0)
       const lines = changed.stdout.split('\n').map((l) => l.trim())
       expect(lines).toContain('hands contract: HEAD~1 → working tree')
-      expect(lines.some((l) => /^~ tool shell_run · tokens \d+ → \d+ \([+-]\d+\)$/.test(l))).toBe(true)
+      expect(lines.some((l) => /^~ tool shell_run · tokens \d+ → \d+ \([+-]\d+\), without a code tool \d+ → \d+ \([+-]\d+\)$/.test(l))).toBe(true)
       expect(lines.some((l) => /^~ description: .*\[-.*-\].*\{\+.*\+\}/.test(l))).toBe(true)
       expect(lines.some((l) => l.startsWith('+ input cwd: {"type":"string"'))).toBe(true)
       expect(lines).toContain('- input timeout: {"type":"integer"}')
@@ -99,6 +105,8 @@ describe('pnpm gen --diff REF', () => {
       expect(prose.status).toBe(1)
       expect(prose.stdout).toContain('~ prompt prose')
       expect(prose.stdout).toMatch(/~ shell on: batchLine: .*\[-not-\]\{\+never\+\} one call per file/)
+      expect(prose.stdout).toMatch(/~ description \(no code tool\): .*Then poll shell_logs \[-to read what it printed so far-\]\{\+for its output\+\}\.$/m)
+      expect(prose.stdout).toMatch(/^~ tool shell_background · tokens \d+ \(±0\), without a code tool \d+ → \d+/m)
 
       writeFileSync(join(dir, 'packages', 'contracts', 'surface.json'), current)
       git('commit', '-qam', 'current surface')

@@ -40,8 +40,8 @@ export interface SurfaceOptions extends ShellLimits {
   roots?: string[]
   /** Host toggles. `shell: false` removes all five shell tools (default on). */
   toggles?: { shell?: boolean }
-  /** The harness's code tool, named in descriptions and prompt prose (default `python_execution`). */
-  codeTool?: string
+  /** The harness's code tool, named in descriptions and prompt prose (default `python_execution`); null when it has none, and no sentence names one. */
+  codeTool?: string | null
   /** shell_run's safety bound per call, in ms (default 120000). */
   runBoundMs?: number
   /** Bytes of head and of tail kept per stream by shell_run (default 16 KiB each). */
@@ -111,9 +111,14 @@ export function enabledContracts(options: Pick<SurfaceOptions, 'toggles'> = {}):
   return CONTRACTS.filter((c) => c.toggle !== SHELL_TOGGLE || isShell) as readonly ToolContract[]
 }
 
+/** The code tool prose names: the host's (null for none), else the default. */
+export function codeToolOf(codeTool: string | null | undefined): string | null {
+  return codeTool === undefined ? CODE_TOOL : codeTool
+}
+
 /** Descriptors of the enabled tools with prose for the host's code tool, without starting any runtime. */
 export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool'> = {}): ToolDescriptor[] {
-  const prose = { codeTool: options.codeTool ?? CODE_TOOL }
+  const prose = { codeTool: codeToolOf(options.codeTool) }
   return enabledContracts(options).map((c) => describeTool(c, prose))
 }
 
@@ -279,7 +284,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
 
   return {
     tools,
-    prompt: renderPrompt({ codeTool: options.codeTool ?? CODE_TOOL, isShell }),
+    prompt: renderPrompt({ codeTool: codeToolOf(options.codeTool), isShell }),
     roots: fs.roots,
     get confinement() {
       return shell?.confinement ?? confinement

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { ConfineMode } from '@hands/shell-runtime'
 import { bytesText, SHELL_LIMITS, type ShellLimits } from '@hands/shell-runtime/limits'
+import { NO_CODE_TOOL, parseCodeTool } from '../code-tool.ts'
 import type { SurfaceOptions } from '../session.ts'
 
 const CONFINE_MODES: readonly ConfineMode[] = ['auto', 'landlock', 'bwrap', 'off']
@@ -45,7 +46,7 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
   --allow-write DIR     let commands write under DIR too, e.g. a package manager's cache (repeatable)
   --deny-read PATH      hide PATH from commands, beside the usual secret stores (repeatable)
   --no-network          refuse commands TCP bind and connect (Landlock), or give them no network (bwrap)
-  --code-tool NAME      the harness's code tool named in descriptions (default python_execution)
+  --code-tool NAME      the harness's code tool named in descriptions (default python_execution); none for a harness without one
   -h, --help            this help`
 
 /** The flag of each shell limit. */
@@ -125,6 +126,9 @@ export function sessionOptions(values: Record<string, unknown>): SurfaceOptions 
   if (denyRead?.length) options.denyRead = denyRead
   if (values['no-network'] === true) options.network = false
   const codeTool = values['code-tool'] as string | undefined
-  if (codeTool !== undefined) options.codeTool = codeTool
+  if (codeTool !== undefined) {
+    if (codeTool.trim() === '') throw new UsageError(`--code-tool takes a tool name, or ${NO_CODE_TOOL} for a harness without one, got ""`)
+    options.codeTool = parseCodeTool(codeTool)
+  }
   return options
 }

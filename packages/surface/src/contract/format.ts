@@ -45,9 +45,22 @@ function summary(d: SurfaceDiff): string[] {
   return parts
 }
 
+const isKnown = (t: TokenDelta) => t.before !== null && t.after !== null
+const isAny = (t: TokenDelta) => t.before !== null || t.after !== null
+
 function totalLine(d: SurfaceDiff): string {
-  const prompt = d.tokens.prompt.before === null || d.tokens.prompt.after === null ? '' : `; prompt prose ${tokens(d.tokens.prompt)}`
-  return `tool tokens ${tokens(d.tokens.tools)}${prompt}`
+  const { tools, prompt, toolsNoCodeTool, promptNoCodeTool } = d.tokens
+  const withCode = `tool tokens ${tokens(tools)}${isKnown(prompt) ? `; prompt prose ${tokens(prompt)}` : ''}`
+  if (!isAny(toolsNoCodeTool)) return withCode
+  return `${withCode}; without a code tool: tool tokens ${tokens(toolsNoCodeTool)}${isAny(promptNoCodeTool) ? `, prompt prose ${tokens(promptNoCodeTool)}` : ''}`
+}
+
+/** A tool's tokens, and its tokens without a code tool where those differ. */
+function toolTokens(t: ToolDiff): string {
+  const own = tokens(t.tokens)
+  const v = t.tokensNoCodeTool
+  const isSame = v.before === t.tokens.before && v.after === t.tokens.after
+  return isSame || (v.before === null && v.after === null) ? own : `${own}, without a code tool ${tokens(v)}`
 }
 
 /** For a terminal: one line per change, `+`/`-`/`~`, prose as a word diff. */
@@ -59,7 +72,7 @@ function formatText(d: SurfaceDiff, labels: DiffLabels): string {
   }
   lines.push(summary(d).join(', '))
   for (const t of d.tools) {
-    lines.push('', `${MARK[t.status]} tool ${t.name} · tokens ${tokens(t.tokens)}`, ...t.changes.map((c) => `    ${changeText(c)}`))
+    lines.push('', `${MARK[t.status]} tool ${t.name} · tokens ${toolTokens(t)}`, ...t.changes.map((c) => `    ${changeText(c)}`))
   }
   if (d.order !== null) lines.push('', `~ tool order: ${d.order.before.join(', ')} → ${d.order.after.join(', ')}`)
   if (d.errors.length > 0) lines.push('', '~ errors', ...d.errors.map((c) => `    ${changeText(c)}`))
@@ -112,8 +125,10 @@ function formatMarkdown(d: SurfaceDiff, labels: DiffLabels): string {
   lines.push(`**${summary(d).join(', ')}**`, '')
   if (d.tools.length > 0) {
     lines.push('| tool | change | tokens |', '|---|---|---:|')
-    for (const t of d.tools) lines.push(`| ${code(t.name)} | ${t.status} | ${tokens(t.tokens)} |`)
-    lines.push(`| **all tools** | | **${tokens(d.tokens.tools)}** |`, '')
+    for (const t of d.tools) lines.push(`| ${code(t.name)} | ${t.status} | ${toolTokens(t)} |`)
+    lines.push(`| **all tools** | | **${tokens(d.tokens.tools)}** |`)
+    if (isAny(d.tokens.toolsNoCodeTool)) lines.push(`| **all tools, without a code tool** | | **${tokens(d.tokens.toolsNoCodeTool)}** |`)
+    lines.push('')
   }
   for (const t of d.tools) lines.push(`#### ${code(t.name)} ${t.status}`, '', ...t.changes.flatMap(changeMd), '')
   if (d.order !== null) lines.push('#### Tool order', '', `- ${d.order.before.map(code).join(', ')}`, `- → ${d.order.after.map(code).join(', ')}`, '')
