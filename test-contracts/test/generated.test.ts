@@ -8,9 +8,12 @@ import { REPO } from './helpers.ts'
 const CLI = join(REPO, 'tools', 'codegen', 'cli.ts')
 const TSX = join(REPO, 'node_modules', '.bin', 'tsx')
 
-function gen(args: string[], cwd = REPO) {
-  return spawnSync(TSX, ['--conditions=hands-source', CLI, ...args], { cwd, encoding: 'utf8' })
+function gen(args: string[], cwd = REPO, nodeArgs: string[] = []) {
+  return spawnSync(TSX, [...nodeArgs, '--conditions=hands-source', CLI, ...args], { cwd, encoding: 'utf8' })
 }
+
+/** Node arguments that make codegen load the shell_run renderer with its `[no newline at end]` marker changed (the files stay as they are). */
+const CHANGED_RENDERER = ['--import', join(import.meta.dirname, 'fixtures', 'alter-rendering.mjs')]
 
 describe('generated/', () => {
   it('is what codegen renders from the contracts (pnpm gen --check is clean)', () => {
@@ -31,7 +34,7 @@ describe('generated/', () => {
   it('lists the ten tools in surface.json in the shape other tooling reads, and ships the same file in @hands/contracts', () => {
     const text = readFileSync(join(REPO, 'generated', 'surface.json'), 'utf8')
     const surface = JSON.parse(text)
-    expect(Object.keys(surface).filter((k) => k !== '$comment')).toEqual(['tools', 'errors', 'prompt', 'no_code_tool'])
+    expect(Object.keys(surface).filter((k) => k !== '$comment')).toEqual(['tools', 'errors', 'prompt', 'no_code_tool', 'rendering'])
     expect(surface.tools).toHaveLength(10)
     for (const t of surface.tools) {
       expect(Object.keys(t)).toEqual(['name', 'title', 'description', 'input_schema', 'result_schema', 'call', 'effect', 'annotations', 'toggle'])
@@ -47,6 +50,48 @@ describe('generated/', () => {
 })
 
 describe('pnpm gen --diff REF', () => {
+  it('fails --exit-code on a change to how a result is rendered, and shows it line by line; --check fails on it too', { timeout: 120_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hands-gen-render-'))
+    try {
+      const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' })
+      git('init', '-q')
+      git('config', 'user.email', 't@example.com')
+      git('config', 'user.name', 't')
+      mkdirSync(join(dir, 'packages', 'contracts'), { recursive: true })
+      writeFileSync(join(dir, 'packages', 'contracts', 'surface.json'), readFileSync(join(REPO, 'generated', 'surface.json'), 'utf8'))
+      git('add', '-A')
+      git('commit', '-qm', 'the surface as committed')
+      expect(gen(['--diff', 'HEAD', '--exit-code'], dir).status).toBe(0)
+
+      const changed = gen(['--diff', 'HEAD', '--exit-code'], dir, CHANGED_RENDERER)
+      expect(changed.stderr).toBe('')
+      expect(changed.status).toBe(1)
+      const lines = changed.stdout.split('\n')
+      expect(lines).toContain('0 tool(s) changed, 0 added, 0 removed, 2 rendered example(s) changed')
+      const at = lines.indexOf('    ~ shell_run · output without a final newline, in the workspace root')
+      expect(lines.slice(at, at + 6)).toEqual([
+        '    ~ shell_run · output without a final newline, in the workspace root',
+        '          exit 0 · 4 ms · cwd .',
+        '          $ printf done  [exit 0 · 3 ms]',
+        '            done',
+        '        - [no newline at end]',
+        '        + [no final newline]',
+      ])
+      const md = gen(['--diff', 'HEAD', '--exit-code', '--format', 'md'], dir, CHANGED_RENDERER)
+      expect(md.status).toBe(1)
+      expect(md.stdout).toContain('#### Rendering')
+      expect(md.stdout).toContain('  - [no newline at end]\n  + [no final newline]')
+
+      const check = gen(['--check'], REPO, CHANGED_RENDERER)
+      expect(check.status).toBe(1)
+      expect(check.stderr).toMatch(
+        /generated\/ is out of date; run `pnpm gen` \(\d+ files differ: generated\/surface\.json, packages\/contracts\/surface\.json, generated\/rendering\.md\)/,
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   // Six codegen runs: a generous bound on a loaded machine, not a timing.
   it('reports every change since an older commit, gates with --exit-code, prints Markdown, and reports nothing against the current surface', {
     timeout: 120_000,

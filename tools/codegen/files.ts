@@ -2,6 +2,7 @@ import { CODE_TOOL, TOOLS, describeTools, type ToolDescriptor } from '@hands/con
 import { API_FORMATS, renderApiTools } from './render/api-tools.ts'
 import { computeBudget, renderBudgetJson, renderBudgetMd } from './render/budget.ts'
 import { renderPromptMd } from './render/prompt-md.ts'
+import { renderRenderingMd } from './render/rendering-md.ts'
 import { renderPythonStubs, renderTypeScriptStubs } from './render/stubs.ts'
 import { renderSurfaceJson } from './render/surface-json.ts'
 import { renderToolsMd } from './render/tools-md.ts'
@@ -39,6 +40,7 @@ export function renderAll(
     // The same manifest shipped inside @hands/contracts, so an installed version can be diffed.
     { path: 'packages/contracts/surface.json', text: renderSurfaceJson(input.surface) },
     { path: 'generated/tools.md', text: renderToolsMd(input.surface) },
+    { path: 'generated/rendering.md', text: renderRenderingMd(input.surface) },
     { path: 'generated/stubs/hands.pyi', text: renderPythonStubs(input.surface) },
     { path: 'generated/stubs/hands.d.ts', text: renderTypeScriptStubs(input.surface) },
     ...variantFiles('generated', input.own),

@@ -4,7 +4,6 @@ import {
   SHELL_TOGGLE,
   checkInput,
   describeTool,
-  explainIssues,
   isToolName,
   renderPrompt,
   toErrorEnvelope,
@@ -32,7 +31,7 @@ import {
   type ShellWatcher,
 } from '@hands/shell-runtime'
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
-import { failure, type CallOutcome } from './outcome.ts'
+import { failure, invalidInput, type CallOutcome } from './outcome.ts'
 
 /** Host settings for one session, the shell runtime's disk and memory limits among them. None of them is ever a tool parameter. */
 export interface SurfaceOptions extends ShellLimits {
@@ -240,10 +239,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
       })
     }
     const checked = checkInput(contract, input)
-    if (!checked.ok) {
-      const { message, hint } = explainIssues(checked.issues)
-      return failure(name, { code: 'invalid_input', message: `${name}: ${message}`, hint, is_preflight: true })
-    }
+    if (!checked.ok) return invalidInput(name, checked.issues)
     const info: CallInfo = { tool: name, input: checked.value as Record<string, unknown>, effect: contract.effect }
     const started = performance.now()
     const outcome = await invoke(info, run)

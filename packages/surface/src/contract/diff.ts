@@ -31,6 +31,17 @@ export interface ToolDiff {
   tokensNoCodeTool: TokenDelta
 }
 
+/** An example whose rendered text differs (`rendering` in the surface file), with its lines on each side. */
+export interface RenderingChange {
+  tool: string
+  example: string
+  kind: 'added' | 'removed' | 'changed'
+  /** The lines before; absent when added. */
+  before?: string[]
+  /** The lines after; absent when removed. */
+  after?: string[]
+}
+
 /** Everything that differs between two surfaces, in surface order. */
 export interface SurfaceDiff {
   tools: ToolDiff[]
@@ -38,6 +49,8 @@ export interface SurfaceDiff {
   order: { before: string[]; after: string[] } | null
   errors: Change[]
   prompt: Change[]
+  /** Rendered example texts added, removed or changed, per tool in surface order. */
+  rendering: RenderingChange[]
   /** What could not be compared (an older surface file without prompt prose or effects). */
   notes: string[]
   /** All tools and the prompt prose (shell tools on), with the default code tool and without one. */
@@ -261,12 +274,36 @@ function missingNotes(before: Surface, after: Surface): string[] {
   for (const [side, s] of sides) {
     const other = s === before ? after : before
     if (s.prompt === undefined && other.prompt !== undefined) notes.push(`the ${side} surface records no prompt prose; prompt not compared`)
+    if (s.rendering === undefined && other.rendering !== undefined)
+      notes.push(
+        `the ${side} surface records no rendered examples; the ${side === 'old' ? 'new' : 'old'} one's show as ${side === 'old' ? 'added' : 'removed'}`,
+      )
     if (s.no_code_tool === undefined && other.no_code_tool !== undefined)
       notes.push(
         `the ${side} surface records nothing for a harness without a code tool; what the ${side === 'old' ? 'new' : 'old'} one records for it shows as ${side === 'old' ? 'added' : 'removed'}`,
       )
   }
   return notes
+}
+
+/** Each tool's rendered examples, matched by name; a side that records none counts as having none. */
+function diffRendering(a: Surface, b: Surface): RenderingChange[] {
+  if (a.rendering === undefined && b.rendering === undefined) return []
+  const before = a.rendering ?? {}
+  const after = b.rendering ?? {}
+  const tools = [...new Set([...Object.keys(after), ...Object.keys(before)])]
+  const out: RenderingChange[] = []
+  for (const tool of tools) {
+    const was = new Map((before[tool] ?? []).map((e) => [e.example, e.lines]))
+    const now = new Map((after[tool] ?? []).map((e) => [e.example, e.lines]))
+    for (const [example, lines] of now) {
+      const old = was.get(example)
+      if (old === undefined) out.push({ tool, example, kind: 'added', after: lines })
+      else if (!same(old, lines)) out.push({ tool, example, kind: 'changed', before: old, after: lines })
+    }
+    for (const [example, lines] of was) if (!now.has(example)) out.push({ tool, example, kind: 'removed', before: lines })
+  }
+  return out
 }
 
 /** What the model pays for the prompt prose with the shell tools on (as generated/budget.json counts it). */
@@ -290,12 +327,14 @@ export function diffSurfaces(before: Surface, after: Surface): SurfaceDiff {
   const order = same(common(before, after), common(after, before)) ? null : { before: common(before, after), after: common(after, before) }
   const errors = diffErrors(before, after)
   const prompt = diffPrompt(before, after)
+  const rendering = diffRendering(before, after)
   const total = (s: Surface) => s.tools.reduce((sum, t) => sum + toolCost(t).tokens, 0)
   return {
     tools,
     order,
     errors,
     prompt,
+    rendering,
     notes,
     tokens: {
       tools: { before: total(before), after: total(after) },
@@ -303,6 +342,6 @@ export function diffSurfaces(before: Surface, after: Surface): SurfaceDiff {
       toolsNoCodeTool: { before: noCodeToolTotal(before), after: noCodeToolTotal(after) },
       promptNoCodeTool: { before: promptTokens(before.no_code_tool?.prompt.shell_on), after: promptTokens(after.no_code_tool?.prompt.shell_on) },
     },
-    isChanged: tools.length > 0 || order !== null || errors.length > 0 || prompt.length > 0,
+    isChanged: tools.length > 0 || order !== null || errors.length > 0 || prompt.length > 0 || rendering.length > 0,
   }
 }

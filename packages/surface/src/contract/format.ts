@@ -1,5 +1,5 @@
-import { diffWords } from 'diff'
-import type { Change, SurfaceDiff, TokenDelta, ToolDiff } from './diff.ts'
+import { diffArrays, diffWords } from 'diff'
+import type { Change, RenderingChange, SurfaceDiff, TokenDelta, ToolDiff } from './diff.ts'
 
 /** How a diff is printed: for a terminal, for a pull-request comment, or for a program. */
 export const DIFF_FORMATS = ['text', 'md', 'json'] as const
@@ -42,6 +42,7 @@ function summary(d: SurfaceDiff): string[] {
   if (d.order !== null) parts.push('tool order changed')
   if (d.errors.length > 0) parts.push(`${d.errors.length} error-code change(s)`)
   if (d.prompt.length > 0) parts.push(`${d.prompt.length} prompt line(s) changed`)
+  if (d.rendering.length > 0) parts.push(`${d.rendering.length} rendered example(s) changed`)
   return parts
 }
 
@@ -63,6 +64,11 @@ function toolTokens(t: ToolDiff): string {
   return isSame || (v.before === null && v.after === null) ? own : `${own}, without a code tool ${tokens(v)}`
 }
 
+/** A rendered example's lines as a line diff: `- ` removed, `+ ` added, two spaces for a line both sides have. */
+function renderedLines(r: RenderingChange): string[] {
+  return diffArrays(r.before ?? [], r.after ?? []).flatMap((part) => part.value.map((l) => `${part.added ? '+' : part.removed ? '-' : ' '} ${l}`))
+}
+
 /** For a terminal: one line per change, `+`/`-`/`~`, prose as a word diff. */
 function formatText(d: SurfaceDiff, labels: DiffLabels): string {
   const lines = [`hands contract: ${labels.before} → ${labels.after}`]
@@ -77,6 +83,10 @@ function formatText(d: SurfaceDiff, labels: DiffLabels): string {
   if (d.order !== null) lines.push('', `~ tool order: ${d.order.before.join(', ')} → ${d.order.after.join(', ')}`)
   if (d.errors.length > 0) lines.push('', '~ errors', ...d.errors.map((c) => `    ${changeText(c)}`))
   if (d.prompt.length > 0) lines.push('', '~ prompt prose', ...d.prompt.map((c) => `    ${changeText(c)}`))
+  if (d.rendering.length > 0) {
+    lines.push('', '~ rendering')
+    for (const r of d.rendering) lines.push(`    ${MARK[r.kind]} ${r.tool} · ${r.example}`, ...renderedLines(r).map((l) => `        ${l}`))
+  }
   lines.push('', totalLine(d), ...d.notes.map((n) => `note: ${n}`))
   return lines.join('\n')
 }
@@ -134,6 +144,10 @@ function formatMarkdown(d: SurfaceDiff, labels: DiffLabels): string {
   if (d.order !== null) lines.push('#### Tool order', '', `- ${d.order.before.map(code).join(', ')}`, `- → ${d.order.after.map(code).join(', ')}`, '')
   if (d.errors.length > 0) lines.push('#### Errors', '', ...d.errors.flatMap(changeMd), '')
   if (d.prompt.length > 0) lines.push('#### Prompt prose', '', ...d.prompt.flatMap(changeMd), '')
+  if (d.rendering.length > 0) {
+    lines.push('#### Rendering', '')
+    for (const r of d.rendering) lines.push(`- ${code(`${r.tool} · ${r.example}`)} ${r.kind}:`, ...fenced('diff', renderedLines(r)), '')
+  }
   lines.push(totalLine(d), ...d.notes.map((n) => `\n> ${n}`))
   return lines.join('\n')
 }

@@ -1,3 +1,4 @@
+import { renderExamples, type Rendering } from './rendering.ts'
 import { ERROR_CODES, ERROR_CODE_LIST, ErrorEnvelope, renderPrompt, type Effect, type PromptProse, type ToolDescriptor } from '@hands/contracts'
 
 /** The header of every generated file: its source and the command that regenerates it. */
@@ -42,7 +43,8 @@ export interface SurfaceNoCodeTool {
 /**
  * The whole contract surface (`@hands/contracts/surface.json`, `generated/surface.json`): the
  * tools in SPEC order, the error codes and envelope, the prompt prose with the shell tools on and
- * off, and what differs for a harness without a code tool.
+ * off, what differs for a harness without a code tool, and the rendered text of fixed example
+ * results, errors and confirmations per tool.
  */
 export interface Surface {
   $comment: string
@@ -52,6 +54,8 @@ export interface Surface {
   prompt?: SurfacePrompt
   /** Absent in older surface files. */
   no_code_tool?: SurfaceNoCodeTool
+  /** Absent in older surface files. */
+  rendering?: Rendering
 }
 
 const promptOf = (codeTool: string | null): SurfacePrompt => ({
@@ -90,5 +94,6 @@ export function buildSurface(tools: readonly ToolDescriptor[], codeTool: string,
     },
     prompt: promptOf(codeTool),
     no_code_tool: { descriptions, prompt: promptOf(null) },
+    rendering: renderExamples(),
   }
 }

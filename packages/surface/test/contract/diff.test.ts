@@ -137,6 +137,7 @@ describe('hands contract diff on fixture pairs', () => {
     const old = base() as Partial<Surface> & Surface
     delete old.prompt
     delete old.no_code_tool
+    delete old.rendering
     for (const t of old.tools) delete t.effect
     const diff = diffSurfaces(old, base())
     // What a harness without a code tool is shown is new here, so it shows as added.
@@ -150,9 +151,12 @@ describe('hands contract diff on fixture pairs', () => {
       'added no code tool, shell on: batchLine',
       'added no code tool, shell off: inspectLine',
     ])
+    expect(diff.rendering.length).toBe(Object.values(base().rendering ?? {}).flat().length)
+    expect(diff.rendering.every((r) => r.kind === 'added')).toBe(true)
     expect(diff.notes).toEqual([
       'the old surface records no effects; effects not compared (annotations are)',
       'the old surface records no prompt prose; prompt not compared',
+      "the old surface records no rendered examples; the new one's show as added",
       'the old surface records nothing for a harness without a code tool; what the new one records for it shows as added',
     ])
     expect(diff.tokens.toolsNoCodeTool.before).toBeNull()

@@ -274,6 +274,43 @@ export const FIXTURE_PAIRS: FixturePair[] = [
     md: ['- `description (no code tool)` changed:'],
   },
   {
+    kind: 'rendered line',
+    after: (s) => {
+      const e = s.rendering!['shell_run']!.find((x) => x.example === 'output without a final newline, in the workspace root')!
+      e.lines = e.lines.map((l) => (l === '[no newline at end]' ? '[no final newline]' : l))
+    },
+    text: [
+      '~ rendering',
+      '~ shell_run · output without a final newline, in the workspace root',
+      'exit 0 · 4 ms · cwd .',
+      '- [no newline at end]',
+      '+ [no final newline]',
+      /rendered example\(s\) changed$/,
+    ],
+    md: [
+      '#### Rendering',
+      '- `shell_run · output without a final newline, in the workspace root` changed:',
+      '  ````diff',
+      '  - [no newline at end]',
+      '  + [no final newline]',
+    ],
+  },
+  {
+    kind: 'rendered example added and removed',
+    after: (s) => {
+      const logs = s.rendering!['shell_logs']!
+      logs.splice(0, 1)
+      logs.push({ example: 'a prompt waiting for input', lines: ['py · running · 1 line · waiting for input', '  >>> '] })
+    },
+    text: [
+      '+ shell_logs · a prompt waiting for input',
+      '+ py · running · 1 line · waiting for input',
+      '- shell_logs · a running server, lines scrolled away unseen',
+      '- npm · running · 3 lines · 3 dropped unseen',
+    ],
+    md: ['- `shell_logs · a prompt waiting for input` added:', '- `shell_logs · a running server, lines scrolled away unseen` removed:'],
+  },
+  {
     kind: 'prompt line without a code tool',
     after: (s) =>
       void (s.no_code_tool!.prompt.shell_on.executionLine = s.no_code_tool!.prompt.shell_on.executionLine!.replace('no tool waits', 'nothing waits')),
