@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Build the confinement helper: native/hands-confine.c → native/bin/<platform>-<arch>/hands-confine,
+ * Build the confinement helper: native/*.c → native/bin/<platform>-<arch>/hands-confine,
  * a static binary without libc (so one file serves every Linux distribution of that architecture).
  *
  *   node native/build.mjs            build when missing or older than the source; without a C
@@ -13,12 +13,16 @@
  * The compiler is $CC, else `cc`, else `gcc`.
  */
 import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const source = join(here, 'hands-confine.c')
+const sources = readdirSync(here)
+  .filter((f) => f.endsWith('.c'))
+  .sort()
+  .map((f) => join(here, f))
+const inputs = [...sources, join(here, 'hands-confine.h')]
 const target = join(here, 'bin', `${process.platform}-${process.arch}`, 'hands-confine')
 const isStrict = process.argv.includes('--strict')
 const isForce = process.argv.includes('--force')
@@ -31,7 +35,7 @@ function finish(message, ok) {
 if (process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch)) {
   finish(`no helper for ${process.platform}-${process.arch}; commands will run unconfined there`, false)
 }
-if (!isForce && existsSync(target) && statSync(target).mtimeMs >= statSync(source).mtimeMs) process.exit(0)
+if (!isForce && existsSync(target) && inputs.every((f) => statSync(target).mtimeMs >= statSync(f).mtimeMs)) process.exit(0)
 
 const flags = [
   '-O2',
@@ -54,7 +58,7 @@ mkdirSync(dirname(target), { recursive: true })
 const partial = `${target}.${process.pid}.tmp`
 let lastError = 'no C compiler found (tried $CC, cc, gcc)'
 for (const cc of candidates) {
-  const r = spawnSync(cc, [...flags, '-o', partial, source], { encoding: 'utf8' })
+  const r = spawnSync(cc, [...flags, '-o', partial, ...sources], { encoding: 'utf8' })
   if (r.error?.code === 'ENOENT') continue
   if (r.status === 0) {
     chmodSync(partial, 0o755)

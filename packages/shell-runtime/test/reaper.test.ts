@@ -131,7 +131,7 @@ describe('the reaper: one per host, shared by every session', () => {
     const reg = registerWithReaper(
       'bash',
       `hands-${process.pid}-left`,
-      { target: '', marker: '', dirs: [left, kept] },
+      { target: '', marker: '', dirs: [left, kept], cgroups: [] },
       { file: '/bin/sh', args: ['-c', script] },
     )
     await eventually(() => (processesWhere((cmd) => cmd.includes(`${left}/late`)).length > 0 ? true : undefined), 20_000, 'the kept process')

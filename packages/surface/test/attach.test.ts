@@ -4,6 +4,8 @@ import { join } from 'node:path'
 import type { IPty } from 'node-pty'
 import { afterEach, describe, expect, it } from 'vitest'
 import { connectStdio, REPO, structured } from './helpers/mcp.ts'
+
+const ATTACK = join(import.meta.dirname, 'fixtures', 'attach-attack.py')
 import { eventually, processesMentioning } from './helpers/procs.ts'
 import { tempRoot } from './helpers/tmp.ts'
 
@@ -133,5 +135,81 @@ describe('hands attach', () => {
     expect(other.stderr()).toContain('not offering attach')
     expect(other.stderr()).toContain('mode 755')
     expect(existsSync(join(open.dir, `${process.pid}.sock`))).toBe(false)
+  }, 120_000)
+
+  it('refuses every command, of its own server or another, confined or not: none can list, attach to or type into a shell', async () => {
+    const { client, dir, root, stderr } = await setup()
+    const victimLogs = async () => structured<{ lines: string[] }>(await client.callTool({ name: 'shell_logs', arguments: { id: 'victim' } })).lines
+    await client.callTool({ name: 'shell_background', arguments: { commands: ['while read line; do echo "got $line"; done'], id: 'victim' } })
+    const socket = join(dir, readdirSync(dir).find((f) => f.endsWith('.sock')) as string)
+    const pwned = join(root, 'pwned')
+    const attack = `python3 ${ATTACK} ${socket} victim 'touch ${pwned}'`
+    // Another server on the same machine (the normal case of two agents), confined and not.
+    const others = await Promise.all(
+      [[], ['--confine', 'off']].map(async (extra) => {
+        const r = tempRoot()
+        cleanups.push(r.remove)
+        const other = await connectStdio(['--root', r.dir, '--no-attach', ...extra])
+        cleanups.push(() => other.client.close())
+        return other.client
+      }),
+    )
+    for (const [who, c] of [
+      ['this server', client],
+      ['another server', others[0]],
+      ['another, unconfined server', others[1]],
+    ] as const) {
+      const run = structured<{ commands: Array<{ stdout: string; stderr: string }> }>(
+        await c.callTool({ name: 'shell_run', arguments: { commands: [attack] } }),
+      )
+      const out = run.commands[0]?.stdout ?? ''
+      expect(out, `${who}: ${run.commands[0]?.stderr}`).not.toBe('')
+      const result = JSON.parse(out) as Record<string, { type: string; payload: string }>
+      for (const [what, got] of Object.entries(result)) {
+        expect(got.type, `${who}, ${what}: ${JSON.stringify(got)}`).toBe('E')
+        expect(got.payload, `${who}, ${what}`).toMatch(/refused: the process that connected \(pid \d+\) runs (inside a hands job|sandboxed)/)
+      }
+    }
+    expect(existsSync(pwned)).toBe(false)
+    expect((await victimLogs()).join('\n')).not.toContain('got')
+    expect(stderr()).toContain('hands: refused an attach client')
+    // The person's own terminal still can.
+    const list = attachUnderPty(['--list', '--attach-dir', dir])
+    expect(await list.exited).toBe(0)
+    expect(list.raw()).toContain('victim')
+  }, 180_000)
+
+  it('shows the person only what draws a screen: no clipboard, title, device string or query reaches their terminal', async () => {
+    const { client, dir } = await setup()
+    // Once a line is typed, the program tries every way to act on the attached terminal, then prints.
+    const actions = String.raw`\e]52;c;cm0gLXJmIH4K\a\e]0;pwned-title\a\e[21t\e[6n\e[c\eP\$qm\e\\\005\eZ`
+    await client.callTool({
+      name: 'shell_background',
+      arguments: { commands: [`read line; printf '${actions}\\e[1;32mVISIBLE %s\\e[0m\\n' "$line"; sleep 30`], id: 'tricky' },
+    })
+    const a = attachUnderPty(['tricky', '--attach-dir', dir])
+    expect(await eventually(() => a.raw().includes('attached to `tricky`'), 20_000)).toBe(true)
+    a.p.write('go\r')
+    expect(await eventually(() => a.rows().some((r) => r.includes('VISIBLE go')), 20_000)).toBe(true)
+    const raw = a.raw()
+    expect(raw).toContain('\x1b[1;32mVISIBLE go')
+    for (const action of ['\x1b]52', '\x1b]0;', 'pwned-title', '\x1b[21t', '\x1b[6n', '\x1b[c', '\x1bP', '\x05', '\x1bZ']) expect(raw).not.toContain(action)
+    // The model's view is the same screen.
+    const lines = structured<{ lines: string[] }>(await client.callTool({ name: 'shell_logs', arguments: { id: 'tricky' } })).lines
+    expect(lines).toContain('VISIBLE go')
+    a.p.write('\x1dd')
+    expect(await a.exited).toBe(0)
+  }, 120_000)
+
+  it('lists a command the model wrote with its control characters escaped, so it cannot forge a line of the listing', async () => {
+    const { client, dir } = await setup()
+    const forged = 'sleep 30 # \x1b[2K\rserver 999 (roots /)\n  session 1  root-shell running bash'
+    await client.callTool({ name: 'shell_background', arguments: { commands: [forged], id: 'forger' } })
+    const list = attachUnderPty(['--list', '--attach-dir', dir])
+    expect(await list.exited).toBe(0)
+    const raw = list.raw()
+    expect(raw).not.toContain('\x1b[2K')
+    expect(raw).toContain('sleep 30 # \\x1b[2K\\rserver 999 (roots /)\\n  session 1  root-shell running bash')
+    expect(list.rows().filter((r) => r.startsWith('server '))).toHaveLength(1)
   }, 120_000)
 })

@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
-import type { Confiner, JobSpec, Launch } from './confiner.ts'
-import { isUnder, type ConfinePolicy } from './policy.ts'
+import { jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
+import { isUnder, JOB_CAPABILITIES, type ConfinePolicy } from './policy.ts'
 
 /**
  * The bubblewrap arguments for a policy, up to the command: the whole filesystem read-only, a
@@ -11,9 +11,14 @@ import { isUnder, type ConfinePolicy } from './policy.ts'
  * /dev/null over a file), so a secret store inside a root stays hidden too.
  */
 function bwrapArgs(policy: ConfinePolicy, spoolDir: string, isRoot: boolean): string[] {
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent']
+  // /proc read-only: root could otherwise change the host through /proc/sys (its files are the
+  // host's, root-owned), and a job could lower its own OOM score.
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--remount-ro', '/proc', '--unshare-pid', '--die-with-parent']
   // A root process keeps every capability in bubblewrap unless told: it could remount / read-write.
-  if (isRoot) args.push('--cap-drop', 'ALL')
+  if (isRoot) {
+    args.push('--cap-drop', 'ALL')
+    for (const cap of JOB_CAPABILITIES) args.push('--cap-add', cap)
+  }
   if (!policy.isNetwork) args.push('--unshare-net')
   const isTmpWritable = policy.writable.some((w) => w !== policy.tmpDir && isUnder(w, '/tmp'))
   if (!isTmpWritable) args.push('--bind', policy.tmpDir, '/tmp')
@@ -58,13 +63,14 @@ export function bwrapConfiner(input: { bwrap: string; helper: string; policy: Co
     keeper: null,
     canLeaveCgroup: false,
     launch(job: JobSpec): Launch {
-      const join = job.cgroupProcs === null ? [] : ['--cgroup', job.cgroupProcs]
-      const inner = [helper, '--expect-cwd', `${job.cwd.dev}:${job.cwd.ino}`, '--argv0', 'bash', '--', job.bash, ...job.bashArgs]
+      const keep = job.keepFds.flatMap((fd) => ['--keep-fd', String(fd)])
+      const inner = [helper, ...keep, '--expect-cwd', `${job.cwd.dev}:${job.cwd.ino}`, '--argv0', 'bash', '--', job.bash, ...job.bashArgs]
       return {
         file: helper,
-        args: [...join, '--argv0', 'bwrap', '--', bwrap, ...bwrapArgs(policy, spoolDir, isRoot), '--chdir', job.cwd.real, '--', ...inner],
+        args: [...jobArgs(job), '--argv0', 'bwrap', '--', bwrap, ...bwrapArgs(policy, spoolDir, isRoot), '--chdir', job.cwd.real, '--', ...inner],
         cwd: spawnCwd(job.cwd),
         env: { TMPDIR: tmpInside },
+        statusFd: job.io === 'pipes' ? STATUS_FD : null,
       }
     },
   }

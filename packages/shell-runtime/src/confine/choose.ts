@@ -1,12 +1,17 @@
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { CGROUP_PROCS_VAR } from '../tree/cgroup-keeper.ts'
 import { bwrapConfiner } from './bwrap.ts'
-import type { Confiner, ConfineMode, JobSpec, Launch } from './confiner.ts'
+import { CLOSE_FDS_VAR, jobArgs, STATUS_FD, type Confiner, type ConfineMode, type JobSpec, type Launch } from './confiner.ts'
 import { landlockConfiner } from './landlock.ts'
 import { isUnder, type ConfinePolicy } from './policy.ts'
 import { copyHelper, packageDir, probe, type Probe } from './probe.ts'
 
-/** Commands run as the user, unconfined; the helper (when built) still joins the job's cgroup, so no command-writable file decides that. */
+/**
+ * Commands run as the user, unconfined. The helper (when built) still starts each job: it joins
+ * the job's cgroup (so no command-writable file decides that), raises its OOM score, closes what
+ * the host's descriptors would leak, and reaps its orphans. Without it the BASH_ENV prelude joins
+ * the cgroup and closes the descriptors.
+ */
 export function offConfiner(input: { reason: string; helper: string | null; policy: ConfinePolicy }): Confiner {
   const { helper, policy } = input
   return {
@@ -23,12 +28,15 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
     canLeaveCgroup: true,
     launch(job: JobSpec): Launch {
       const env: Record<string, string> = { TMPDIR: policy.tmpDir }
-      if (helper !== null && job.cgroupProcs !== null) {
-        return { file: helper, args: ['--cgroup', job.cgroupProcs, '--argv0', 'bash', '--', job.bash, ...job.bashArgs], cwd: spawnCwd(job.cwd), env }
+      if (helper !== null) {
+        const args = [...jobArgs(job), '--argv0', 'bash', '--', job.bash, ...job.bashArgs]
+        return { file: helper, args, cwd: spawnCwd(job.cwd), env, statusFd: job.io === 'pipes' ? STATUS_FD : null }
       }
-      // Without the helper the BASH_ENV prelude joins the cgroup.
-      if (job.cgroupProcs !== null) env[CGROUP_PROCS_VAR] = job.cgroupProcs
-      return { file: job.bash, args: job.bashArgs, argv0: 'bash', cwd: spawnCwd(job.cwd), env }
+      // One cgroup.procs file per line: the job's own cgroup, then the session's limit groups.
+      const joins = [...(job.cgroupProcs === null ? [] : [job.cgroupProcs]), ...job.joins]
+      if (joins.length > 0) env[CGROUP_PROCS_VAR] = joins.join('\n')
+      env[CLOSE_FDS_VAR] = job.keepFds.join(' ')
+      return { file: job.bash, args: job.bashArgs, argv0: 'bash', cwd: spawnCwd(job.cwd), env, statusFd: null }
     },
   }
 }
@@ -68,7 +76,17 @@ export function chooseConfiner(input: {
   if (mode === 'auto' && !isLandlockEnough) found = probe({ env: input.env, bash: input.bash, isBwrapWanted: true })
   const helper = found.helper === null ? null : spoolDir === null ? found.helper : installHelper(found.helper, spoolDir)
   const gaps = selfGaps(policy)
-  const landlock = () => landlockConfiner({ helper: helper as string, abi, policy, cgroupMount: input.cgroupMount, spoolDir, gaps })
+  const landlock = () =>
+    landlockConfiner({
+      helper: helper as string,
+      abi,
+      seccomp: found.seccomp,
+      seccompError: found.seccompError,
+      policy,
+      cgroupMount: input.cgroupMount,
+      spoolDir,
+      gaps,
+    })
   const bwrap = (why: string | null) => bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps })
   if (mode === 'landlock') {
     if (abi === 0) throw new Error(`confine: "landlock" was asked for, but ${found.landlockError}`)

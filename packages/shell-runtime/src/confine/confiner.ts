@@ -7,6 +7,18 @@ export type ConfineKind = 'landlock' | 'bwrap' | 'off'
 /** What the host asks for: `auto` picks the strongest mechanism that works here at the per-call cost target. */
 export type ConfineMode = 'auto' | ConfineKind
 
+/** The descriptor on which the helper's relay reports how a piped job ended (`exit N` / `signal N`). */
+export const STATUS_FD = 4
+
+/**
+ * Without the helper, the variable telling the BASH_ENV prelude to close every inherited
+ * descriptor but 0–2 and the ones it lists (space-separated).
+ */
+export const CLOSE_FDS_VAR = 'HANDS_CLOSE_FDS'
+
+/** The OOM score adjustment every job starts with: under memory pressure a job dies before the server. */
+export const JOB_OOM_SCORE_ADJ = 500
+
 /** One job to start: bash with its arguments, the tree it joins, the directory it starts in. */
 export interface JobSpec {
   bash: string
@@ -15,6 +27,16 @@ export interface JobSpec {
   /** The job's `cgroup.procs`, joined before anything else runs; null when the tree uses the marker. */
   cgroupProcs: string | null
   cwd: HeldCwd
+  /**
+   * `pipes` (shell_run): no terminal; the relay reports the job's end on STATUS_FD at once and
+   * stays to reap what the job left until the host has stopped it. `terminal` (a background
+   * shell): the terminal on stdin is the only one under /dev/pts the job may open.
+   */
+  io: 'pipes' | 'terminal'
+  /** Descriptors beyond 0–2 the job keeps (the pipestatus pipe); every other one is closed. */
+  keepFds: number[]
+  /** More `cgroup.procs` files the job's first process joins (the session's cgroup v1 limits); usually none. */
+  joins: string[]
 }
 
 /** How to spawn a job: the program, its arguments, spawn's `cwd`, and variables the mechanism sets. */
@@ -26,6 +48,22 @@ export interface Launch {
   /** spawn's `cwd`: the held directory through /proc/self/fd. */
   cwd: string
   env: Record<string, string>
+  /** STATUS_FD when the job's end is reported there (the helper's relay runs it), else null. */
+  statusFd: number | null
+}
+
+/**
+ * The helper's arguments for what every job gets, however it is confined: its OOM score, the
+ * cgroup it is born in, the descriptors it keeps (every other one is closed), and for piped jobs
+ * the descriptor its end is reported on.
+ */
+export function jobArgs(job: JobSpec): string[] {
+  const args = ['--oom-score-adj', String(JOB_OOM_SCORE_ADJ)]
+  if (job.cgroupProcs !== null) args.push('--cgroup', job.cgroupProcs)
+  for (const file of job.joins) args.push('--join', file)
+  if (job.io === 'pipes') args.push('--status-fd', String(STATUS_FD))
+  for (const fd of job.keepFds) args.push('--keep-fd', String(fd))
+  return args
 }
 
 /**

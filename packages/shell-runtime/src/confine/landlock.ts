@@ -1,7 +1,8 @@
 import { join } from 'node:path'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
-import type { Confiner, JobSpec, Launch } from './confiner.ts'
+import { jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
 import { isUnder, OPEN_DEVICES, READ_DEVICES, type ConfinePolicy } from './policy.ts'
+import type { SeccompSupport } from './probe.ts'
 
 /** The helper's Landlock arguments for a policy; the same for every job of a session. */
 function landlockArgs(policy: ConfinePolicy, abi: number): string[] {
@@ -10,7 +11,8 @@ function landlockArgs(policy: ConfinePolicy, abi: number): string[] {
   for (const w of policy.writable) args.push('--write', w)
   for (const d of OPEN_DEVICES) args.push('--rw', d)
   for (const d of READ_DEVICES) args.push('--read', d)
-  args.push('--list', '/dev', '--hide', '/dev')
+  // Terminals are listable; a background shell's job may open its own (--own-tty), no other.
+  args.push('--list', '/dev', '--list', '/dev/pts', '--hide', '/dev')
   for (const h of [...policy.secrets, ...policy.denyRead]) args.push('--hide', h)
   return args
 }
@@ -20,13 +22,24 @@ function unhideable(policy: ConfinePolicy): string[] {
   return [...policy.secrets, ...policy.denyRead].filter((h) => policy.writable.some((w) => isUnder(w, h)))
 }
 
-/** What Landlock at this ABI leaves out of the policy, one sentence each (`spoolDir`: the session's spool, or null). */
-function landlockGaps(policy: ConfinePolicy, abi: number, spoolDir: string | null): string[] {
+/** What Landlock at this ABI, with this seccomp filter, leaves out of the policy, one sentence each (`spoolDir`: the session's spool, or null). */
+function landlockGaps(policy: ConfinePolicy, abi: number, seccomp: SeccompSupport, seccompError: string | null, spoolDir: string | null): string[] {
   const gaps: string[] = []
+  const why = seccompError === null ? '' : `: ${seccompError}`
   if (abi < 2) gaps.push('renames and hard links between directories fail even inside the roots (Landlock ABI < 2)')
   if (abi < 3) gaps.push('truncate(2) of a file outside the roots is not refused (Landlock ABI < 3)')
   if (abi < 4 && !policy.isNetwork) gaps.push('--no-network cannot be enforced: the network stays on (Landlock ABI < 4)')
-  if (abi < 6) gaps.push('a command can signal processes outside its tree, the server included; the reaper is started again if killed (Landlock ABI < 6)')
+  if (abi < 6 && seccomp !== 'supervised')
+    gaps.push(
+      `a command can signal processes outside its tree, the server included; the reaper is started again if killed (Landlock ABI < 6, no seccomp supervisor${why})`,
+    )
+  if (seccomp === 'none')
+    gaps.push(
+      `a command can change the limits, priority and CPUs of the user's other processes, the server included, and open pidfds of them (no seccomp filter${why})`,
+    )
+  if (seccomp === 'refusing')
+    gaps.push(`a command cannot change the limits or priority of its own processes by pid either: such calls are refused (no seccomp supervisor${why})`)
+  if (seccomp === 'none' && !policy.isNetwork) gaps.push(`--no-network cuts TCP only: UDP and other protocols stay open (no seccomp filter${why})`)
   for (const h of unhideable(policy)) gaps.push(`${h} is not hidden: a writable path contains it (bubblewrap can hide it: confine bwrap)`)
   const spoolIn = spoolDir === null ? undefined : policy.writable.find((w) => isUnder(w, spoolDir))
   if (spoolIn !== undefined) gaps.push(`the spool ${spoolDir} lies under the writable ${spoolIn}: commands can change its files (set spoolDir elsewhere)`)
@@ -41,6 +54,8 @@ function landlockGaps(policy: ConfinePolicy, abi: number, spoolDir: string | nul
 export function landlockConfiner(input: {
   helper: string
   abi: number
+  seccomp: SeccompSupport
+  seccompError: string | null
   policy: ConfinePolicy
   cgroupMount: string | null
   spoolDir: string | null
@@ -50,16 +65,21 @@ export function landlockConfiner(input: {
   const policyArgs = landlockArgs(policy, abi)
   const stamp = input.spoolDir === null ? null : join(input.spoolDir, 'ruleset')
   const fixed = stamp === null ? policyArgs : [...policyArgs, '--ruleset-from', stamp]
-  const gaps = [...landlockGaps(policy, abi, input.spoolDir), ...input.gaps]
+  const gaps = [...landlockGaps(policy, abi, input.seccomp, input.seccompError, input.spoolDir), ...input.gaps]
+  const isSupervised = input.seccomp === 'supervised'
+  const filter = input.seccomp === 'none' ? [] : isSupervised ? ['--seccomp'] : ['--seccomp', '--no-supervisor']
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
   const summary = [
     `commands are confined by Landlock (ABI ${abi})`,
     `writes: only under the roots, the session's TMPDIR (${policy.tmpDir})${policy.allowWrite.length > 0 ? ` and ${n(policy.allowWrite.length, '--allow-write path')}` : ''}`,
     `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''} and every device node but the terminal, /dev/null and the random devices (names stay listable)`,
-    abi >= 6
-      ? 'processes: a command cannot signal, trace or read the environment of anything outside its own tree'
-      : 'processes: a command cannot trace or read the environment of anything outside its own tree',
-    `network: ${policy.isNetwork ? 'on' : abi >= 4 ? 'TCP bind and connect refused (UDP and UNIX sockets are not)' : 'on (see gaps)'}`,
+    `processes: a command cannot ${[
+      ...(abi >= 6 || isSupervised ? ['signal'] : []),
+      'trace',
+      ...(input.seccomp === 'none' ? [] : ['re-limit, renice, re-pin']),
+      'or read the environment of anything outside its own tree',
+    ].join(', ')}; it keeps only its own descriptors, and dies first under memory pressure`,
+    `network: ${policy.isNetwork ? 'on' : abi >= 4 ? (input.seccomp === 'none' ? 'TCP bind and connect refused (see gaps)' : 'cut: TCP bind and connect refused, no other socket but UNIX and netlink') : 'on (see gaps)'}`,
     ...gaps.map((g) => `gap: ${g}`),
   ]
   return {
@@ -72,12 +92,13 @@ export function landlockConfiner(input: {
     keeper: stamp === null ? null : { file: helper, args: ['--keep', stamp, ...policyArgs] },
     canLeaveCgroup: input.cgroupMount !== null && policy.writable.some((w) => isUnder(w, input.cgroupMount as string)),
     launch(job: JobSpec): Launch {
-      const join = job.cgroupProcs === null ? [] : ['--cgroup', job.cgroupProcs]
+      const tty = job.io === 'terminal' ? ['--own-tty'] : []
       return {
         file: helper,
-        args: [...join, ...fixed, '--argv0', 'bash', '--', job.bash, ...job.bashArgs],
+        args: [...jobArgs(job), ...filter, ...fixed, ...tty, '--argv0', 'bash', '--', job.bash, ...job.bashArgs],
         cwd: spawnCwd(job.cwd),
         env: { TMPDIR: policy.tmpDir },
+        statusFd: job.io === 'pipes' ? STATUS_FD : null,
       }
     },
   }

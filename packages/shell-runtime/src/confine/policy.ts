@@ -17,10 +17,37 @@ export const SECRET_STORES: readonly string[] = [
   '.config/gh',
 ]
 
-/** Device nodes a command may open for reading and writing; every other node under /dev is hidden. */
-export const OPEN_DEVICES: readonly string[] = ['/dev/null', '/dev/zero', '/dev/full', '/dev/tty', '/dev/ptmx', '/dev/pts']
+/**
+ * Device nodes a command may open for reading and writing; every other node under /dev is hidden.
+ * `/dev/tty` is the job's own controlling terminal, `/dev/ptmx` makes new terminals (opened through
+ * their master, TIOCGPTPEER, as glibc's openpty does); the terminals under /dev/pts are not here: a
+ * background shell's job may open its own one, nothing else may.
+ */
+export const OPEN_DEVICES: readonly string[] = ['/dev/null', '/dev/zero', '/dev/full', '/dev/tty', '/dev/ptmx']
 /** Device nodes a command may read. (/dev/fd, /dev/stdin… are symlinks into /proc, which stays readable.) */
 export const READ_DEVICES: readonly string[] = ['/dev/random', '/dev/urandom']
+
+/**
+ * The capabilities a confined job keeps (they matter only when hands runs as root), in every
+ * mechanism: owning, reading and writing files whatever their mode, changing user and group (a
+ * package manager dropping to its own user), signals inside its tree, dropping capabilities, low
+ * ports, chroot and audit messages. The helper (native/main.c) keeps the same list. Everything
+ * else acts outside the roots: the clock, immutable files, raw sockets, any process's priority and
+ * limits, file capabilities, modules, raw devices, mounts, tracing, reading files by handle.
+ */
+export const JOB_CAPABILITIES: readonly string[] = [
+  'CAP_CHOWN',
+  'CAP_DAC_OVERRIDE',
+  'CAP_FOWNER',
+  'CAP_FSETID',
+  'CAP_KILL',
+  'CAP_SETGID',
+  'CAP_SETUID',
+  'CAP_SETPCAP',
+  'CAP_NET_BIND_SERVICE',
+  'CAP_SYS_CHROOT',
+  'CAP_AUDIT_WRITE',
+]
 
 /** What a confined command may do, as real absolute paths. */
 export interface ConfinePolicy {

@@ -9,6 +9,13 @@ const UNAVAILABLE_VAR = 'HANDS_CONFINE_UNAVAILABLE'
 /** The variable that caps the Landlock ABI hands uses (to see how an older kernel degrades). */
 const LANDLOCK_ABI_VAR = 'HANDS_LANDLOCK_ABI'
 
+/**
+ * What a job's seccomp filter can do here: `supervised` (calls naming another process are asked
+ * of the job's relay, which allows its own tree), `refusing` (no supervisor: those calls are
+ * refused even for the job's own processes), `none` (no filter at all).
+ */
+export type SeccompSupport = 'supervised' | 'refusing' | 'none'
+
 /** What this machine offers for confining commands; each field null/0 with the reason when missing. */
 export interface Probe {
   /** The helper binary (hands-confine), or null. */
@@ -17,6 +24,9 @@ export interface Probe {
   /** Landlock ABI version the kernel offers (capped by HANDS_LANDLOCK_ABI); 0 when unusable. */
   landlockAbi: number
   landlockError: string | null
+  seccomp: SeccompSupport
+  /** Why the seccomp filter is not `supervised`, or null. */
+  seccompError: string | null
   /** The bubblewrap binary when it works here, or null. */
   bwrap: string | null
   bwrapError: string | null
@@ -107,19 +117,28 @@ function unavailable(env: Record<string, string | undefined>): Set<string> {
   )
 }
 
-const landlockCache = new Map<string, { abi: number; error: string | null }>()
+interface HelperProbe {
+  abi: number
+  error: string | null
+  seccomp: SeccompSupport
+  seccompError: string | null
+}
 
-/** Ask the helper which Landlock ABI the kernel offers (one 1–2 ms spawn, once per process). */
-function probeLandlock(helper: string): { abi: number; error: string | null } {
-  const hit = landlockCache.get(helper)
+const helperCache = new Map<string, HelperProbe>()
+
+/** Ask the helper which Landlock ABI and seccomp filter the kernel offers (one 1–2 ms spawn, once per process). */
+function probeHelper(helper: string): HelperProbe {
+  const hit = helperCache.get(helper)
   if (hit !== undefined) return hit
   const r = spawnSync(helper, ['--probe'], { encoding: 'utf8', timeout: 10_000 })
   const m = /^landlock (\d+)(?: (.*))?$/m.exec(r.stdout ?? '')
-  const result =
-    m === null
-      ? { abi: 0, error: `the helper's probe failed (${r.error?.message ?? `exit ${r.status}`})` }
-      : { abi: Number(m[1]), error: Number(m[1]) > 0 ? null : (m[2] ?? 'Landlock is unavailable') }
-  landlockCache.set(helper, result)
+  const s = /^seccomp (supervised|refusing|none)(?: (.*))?$/m.exec(r.stdout ?? '')
+  const failed = `the helper's probe failed (${r.error?.message ?? `exit ${r.status}`})`
+  const result: HelperProbe = {
+    ...(m === null ? { abi: 0, error: failed } : { abi: Number(m[1]), error: Number(m[1]) > 0 ? null : (m[2] ?? 'Landlock is unavailable') }),
+    ...(s === null ? { seccomp: 'none' as const, seccompError: failed } : { seccomp: s[1] as SeccompSupport, seccompError: s[2] ?? null }),
+  }
+  helperCache.set(helper, result)
   return result
 }
 
@@ -138,13 +157,28 @@ function probeBwrap(bwrap: string, bash: string): string | null {
   return error
 }
 
+/** The helper as a file this process can run, or null (not built, not Linux, or marked unavailable). */
+export function helperPath(env: Record<string, string | undefined> = process.env): string | null {
+  if (unavailable(env).has('helper') || process.platform !== 'linux') return null
+  return runnableHelper(packagedHelper())
+}
+
 /**
  * Probe what can confine commands here. Landlock is always probed (one spawn of the helper);
  * bubblewrap only when `isBwrapWanted`, because building its sandbox costs ~10 ms.
  */
 export function probe(input: { env: Record<string, string | undefined>; bash: string; isBwrapWanted: boolean }): Probe {
   const off = unavailable(input.env)
-  const out: Probe = { helper: null, helperError: null, landlockAbi: 0, landlockError: null, bwrap: null, bwrapError: null }
+  const out: Probe = {
+    helper: null,
+    helperError: null,
+    landlockAbi: 0,
+    landlockError: null,
+    seccomp: 'none',
+    seccompError: null,
+    bwrap: null,
+    bwrapError: null,
+  }
   const helper = packagedHelper()
   if (off.has('helper')) out.helperError = `the helper is marked unavailable (${UNAVAILABLE_VAR})`
   else if (process.platform !== 'linux') out.helperError = `no confinement mechanism is implemented for ${process.platform} yet`
@@ -154,10 +188,24 @@ export function probe(input: { env: Record<string, string | undefined>; bash: st
     else out.helper = runnable
   }
 
+  if (out.helper === null) out.seccompError = out.helperError
+  else {
+    const found = probeHelper(out.helper)
+    out.seccomp = found.seccomp
+    out.seccompError = found.seccompError
+    if (off.has('seccomp')) {
+      out.seccomp = 'none'
+      out.seccompError = `seccomp is marked unavailable (${UNAVAILABLE_VAR})`
+    } else if (off.has('supervisor') && out.seccomp === 'supervised') {
+      out.seccomp = 'refusing'
+      out.seccompError = `the seccomp supervisor is marked unavailable (${UNAVAILABLE_VAR})`
+    }
+  }
+
   if (out.helper === null) out.landlockError = out.helperError
   else if (off.has('landlock')) out.landlockError = `Landlock is marked unavailable (${UNAVAILABLE_VAR})`
   else {
-    const ll = probeLandlock(out.helper)
+    const ll = probeHelper(out.helper)
     const cap = Number(input.env[LANDLOCK_ABI_VAR] ?? Number.NaN)
     out.landlockAbi = Number.isInteger(cap) && cap >= 0 ? Math.min(cap, ll.abi) : ll.abi
     out.landlockError = out.landlockAbi > 0 ? null : (ll.error ?? `Landlock is capped at ABI 0 (${LANDLOCK_ABI_VAR})`)

@@ -1,14 +1,18 @@
+import { CLOSE_FDS_VAR } from '../confine/confiner.ts'
 import { CGROUP_PROCS_VAR } from '../tree/cgroup-keeper.ts'
 
 /** The variable telling the prelude to report the last pipeline's stage statuses on fd 3. */
 export const PIPESTATUS_VAR = 'HANDS_PIPESTATUS'
+/** The descriptor the pipestatus pipe arrives on (a job keeps it open: see JobSpec.keepFds). */
+export const PIPESTATUS_PIPE_FD = 3
 /** The descriptor the prelude keeps the pipestatus pipe on (moved off fd 3, so fd 3 is free for the command). */
 export const PIPESTATUS_FD = 99
 
 /**
  * The script every job's first bash sources through BASH_ENV before it reads its command, so the
  * command line itself runs exactly as `bash -c` would run it. Without the confinement helper it
- * joins the job's cgroup (before anything can fork); for shell_run it reports the last
+ * joins the job's cgroup (before anything can fork) and closes every descriptor the job would
+ * inherit beyond its standard streams and the ones listed; for shell_run it reports the last
  * pipeline's statuses at exit on an inherited pipe, never through a file a command could write.
  * It unsets BASH_ENV and its own variables, so nothing leaks to the bash scripts a command starts.
  * The file lives in the session's spool, which confined commands cannot write.
@@ -16,8 +20,17 @@ export const PIPESTATUS_FD = 99
 export const PRELUDE = `# hands: sourced once by each job's first bash, then forgotten.
 unset BASH_ENV
 if [ -n "\${${CGROUP_PROCS_VAR}-}" ]; then
-  { echo $$ > "\$${CGROUP_PROCS_VAR}"; } 2>/dev/null || { echo "hands: could not join the job's cgroup" >&2; exit 125; }
-  unset ${CGROUP_PROCS_VAR}
+  while IFS= read -r __hands_procs; do
+    { echo $$ > "$__hands_procs"; } 2>/dev/null || { echo "hands: could not join the job's cgroup $__hands_procs" >&2; exit 125; }
+  done <<< "\$${CGROUP_PROCS_VAR}"
+  unset ${CGROUP_PROCS_VAR} __hands_procs
+fi
+if [ -n "\${${CLOSE_FDS_VAR}+set}" ]; then
+  for __hands_fd in /proc/$$/fd/*; do
+    __hands_fd=\${__hands_fd##*/}
+    case " 0 1 2 \$${CLOSE_FDS_VAR} " in *" $__hands_fd "*) ;; *) eval "exec $__hands_fd>&-" 2>/dev/null ;; esac
+  done
+  unset ${CLOSE_FDS_VAR} __hands_fd
 fi
 if [ -n "\${${PIPESTATUS_VAR}-}" ]; then
   unset ${PIPESTATUS_VAR}
@@ -33,28 +46,34 @@ fi
  * removes those cgroups and directories. Sessions register and unregister on that pipe, one
  * message of NUL-terminated fields each (so any path fits):
  *
- *   add ID TARGET MARKER N DIR×N   a session: its cgroup (or ''), its marker prefix
- *                                  `HANDS_JOB=<session>.` (or ''), the directories to remove
+ *   add ID TARGET MARKER N DIR×N M CG×M
+ *                                  a session: its cgroup (or ''), its marker prefix
+ *                                  `HANDS_JOB=<session>.` (or ''), the directories to remove,
+ *                                  the cgroups to remove once its processes are killed
  *   keep ID N ARG×N                start ARG… (Landlock's ruleset keeper) with its stdin on a pipe
  *                                  the reaper holds until `del ID` or its own end
- *   del ID N DIR×N                 the session closed: forget it, end its keeper, and once the
- *                                  keeper has exited remove DIR×N (what the session's own removal
- *                                  left; nothing else, so what stands at its other paths later is
- *                                  never touched)
+ *   del ID N DIR×N M CG×M          the session closed: forget it, end its keeper, and once the
+ *                                  keeper has exited remove DIR×N and the cgroups CG×M (what the
+ *                                  session's own removal left; nothing else, so what stands at
+ *                                  its other paths later is never touched)
  *
  * The keeper is forked here, not by the host: a fork of the host (a large Node process) costs far
  * more than one of this bash, and a session's first command need not wait for it.
  */
 export const REAPER = `trap '' INT TERM HUP QUIT
 declare -A target marker kfd kpid
-owner=() path=()
+owner=() path=() cgowner=() cgpath=()
+# Remove the cgroups given; their processes may still be exiting.
+rmgroups() { local g round; for g in "$@"; do for round in 1 2 3 4 5 6 7 8 9 10; do rmdir "$g" 2>/dev/null && break; [ -d "$g" ] || break; sleep 0.05; done; done; }
 rd() { IFS= read -r -d '' "$1"; }
 while rd op; do
   case $op in
   add)
     rd id || break; rd t || break; rd m || break; rd n || break
     target[$id]=$t marker[$id]=$m
-    for ((k = 0; k < n; k++)); do rd d || break 2; owner+=("$id") path+=("$d"); done ;;
+    for ((k = 0; k < n; k++)); do rd d || break 2; owner+=("$id") path+=("$d"); done
+    rd n || break
+    for ((k = 0; k < n; k++)); do rd d || break 2; cgowner+=("$id") cgpath+=("$d"); done ;;
   keep)
     rd id || break; rd n || break
     args=()
@@ -64,15 +83,19 @@ while rd op; do
     kfd[$id]=$fd kpid[$id]=$! ;;
   del)
     rd id || break; rd n || break
-    left=()
+    left=() cgleft=()
     for ((k = 0; k < n; k++)); do rd d || break 2; left+=("$d"); done
+    rd n || break
+    for ((k = 0; k < n; k++)); do rd d || break 2; cgleft+=("$d"); done
     if [ -n "\${kfd[$id]-}" ]; then
       f=\${kfd[$id]}; exec {f}>&-
       [ \${#left[@]} -gt 0 ] && wait "\${kpid[$id]}" 2>/dev/null
     fi
     unset -v "kfd[$id]" "kpid[$id]" "target[$id]" "marker[$id]"
     for k in "\${!owner[@]}"; do [ "\${owner[$k]}" = "$id" ] && unset -v "owner[$k]" "path[$k]"; done
-    [ \${#left[@]} -gt 0 ] && rm -rf -- "\${left[@]}" ;;
+    for k in "\${!cgowner[@]}"; do [ "\${cgowner[$k]}" = "$id" ] && unset -v "cgowner[$k]" "cgpath[$k]"; done
+    [ \${#left[@]} -gt 0 ] && rm -rf -- "\${left[@]}"
+    [ \${#cgleft[@]} -gt 0 ] && rmgroups "\${cgleft[@]}" ;;
   esac
 done
 for f in "\${kfd[@]}"; do exec {f}>&-; done
@@ -111,5 +134,6 @@ if [ \${#marks[@]} -gt 0 ]; then
     sleep 0.05
   done
 fi
+rmgroups "\${cgpath[@]}"
 for dir in "\${path[@]}"; do [ -n "$dir" ] && rm -rf -- "$dir"; done
 `

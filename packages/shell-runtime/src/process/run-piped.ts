@@ -1,12 +1,12 @@
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import type { Launch } from '../confine/confiner.ts'
 import { BoundedCapture, type CapturedStream } from '../output/bounded-capture.ts'
 import type { SpoolBudget } from '../output/spool-budget.ts'
 import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, waitEmpty, type StopReport } from '../tree/stop-tree.ts'
-import { endingOf, type Ending } from './signals.ts'
-import { PIPESTATUS_VAR } from './prelude.ts'
+import { endingOf, signalName, type Ending } from './signals.ts'
+import { PIPESTATUS_PIPE_FD, PIPESTATUS_VAR } from './prelude.ts'
 
 /** How to run one bash line with pipes. */
 export interface PipedSpec {
@@ -59,6 +59,35 @@ export class SpawnError extends Error {
 
 /** How long to wait for the pipes to close once the whole tree is gone. */
 const PIPE_CLOSE_MS = 2000
+/** How long the helper's relay may take to end once the tree it reaps is stopped. */
+const RELAY_END_MS = 2000
+
+/** The job's end as the relay reports it on its status pipe (`exit N` / `signal N`); null when the pipe ends without one. */
+function readStatus(stream: Readable): Promise<Ending | null> {
+  return new Promise((resolve) => {
+    let text = ''
+    stream.setEncoding('latin1')
+    stream.on('data', (chunk: string) => {
+      text += chunk
+      const m = /^(exit|signal) (\d+)\n/.exec(text)
+      if (m !== null) resolve(m[1] === 'exit' ? endingOf(Number(m[2]), null) : endingOf(null, signalName(Number(m[2]))))
+    })
+    stream.once('close', () => resolve(null))
+    stream.once('error', () => resolve(null))
+  })
+}
+
+/** Wait for the relay to end (it does once the tree is gone); SIGKILL it after RELAY_END_MS. */
+async function relayEnded(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  let timer: NodeJS.Timeout | undefined
+  const inTime = await Promise.race([ended.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), RELAY_END_MS)))])
+  clearTimeout(timer)
+  if (inTime) return
+  child.kill('SIGKILL')
+  await ended
+}
 
 /** Keep every chunk of a small stream until it ends. */
 function collect(stream: Readable, into: Buffer[]): Promise<void> {
@@ -92,25 +121,34 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   const started = performance.now()
   const { launch } = spec
   const env: Record<string, string> = { ...spec.env, ...spec.tree.env, ...launch.env }
-  if (spec.isPipestatus) env[PIPESTATUS_VAR] = '3'
+  if (spec.isPipestatus) env[PIPESTATUS_VAR] = String(PIPESTATUS_PIPE_FD)
+  const stdio: StdioOptions = ['ignore', 'pipe', 'pipe']
+  if (spec.isPipestatus || launch.statusFd !== null) stdio.push(spec.isPipestatus ? 'pipe' : 'ignore')
+  if (launch.statusFd !== null) stdio.push('pipe')
   const child = spawn(launch.file, launch.args, {
     cwd: launch.cwd,
     env,
-    stdio: spec.isPipestatus ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+    stdio,
     detached: true,
     ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
   })
   const psChunks: Buffer[] = []
-  const psDone = spec.isPipestatus ? collect(child.stdio[3] as Readable, psChunks) : Promise.resolve()
+  const psDone = spec.isPipestatus ? collect(child.stdio[PIPESTATUS_PIPE_FD] as Readable, psChunks) : Promise.resolve()
+  const reported = launch.statusFd === null ? null : readStatus(child.stdio[launch.statusFd] as Readable)
   const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`, spec.isCleaning, spec.budget)
   const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`, spec.isCleaning, spec.budget)
   const outDone = capture(child.stdout as Readable, out)
   const errDone = capture(child.stderr as Readable, err)
 
   let timer: NodeJS.Timeout | undefined
+  // The relay reports the job's end at once and may stay to reap what the job left; without it,
+  // the spawned process is the job.
   const exited = new Promise<Ending | Error>((resolve) => {
     child.once('error', (e) => resolve(e))
     child.once('exit', (code, signal) => resolve(endingOf(code, signal)))
+    void reported?.then((ending) => {
+      if (ending !== null) resolve(ending)
+    })
   })
   const bound = new Promise<'bound'>((resolve) => {
     timer = setTimeout(() => resolve('bound'), Math.max(0, spec.deadline - performance.now()))
@@ -153,6 +191,7 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     const report = await stopTree(spec.tree, spec.graceMs)
     if (report.foundCount > 0) leftovers = report
   }
+  if (launch.statusFd !== null) await relayEnded(child)
   // Every writer is gone, so the pipes close; a process that escaped the tree must not hang us.
   let pipeTimer: NodeJS.Timeout | undefined
   const closed = await Promise.race([

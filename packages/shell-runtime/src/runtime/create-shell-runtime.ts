@@ -17,6 +17,7 @@ import { shellStopTool } from '../tools/shell-stop.ts'
 import { shellTypeTool } from '../tools/shell-type.ts'
 import type { Confinement } from '../confine/describe.ts'
 import type { ScreenView } from '../screen/screen.ts'
+import { ScreenFilter } from '../screen/screen-filter.ts'
 import type { ShellWatcher } from '../shells/background-shell.ts'
 import type { ShellRuntimeOptions } from './options.ts'
 import { Session, type LoginEnvironment, type ShellResource } from './session.ts'
@@ -103,13 +104,16 @@ export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
     screen: (id) => session.shells.get(id)?.view() ?? null,
     attach: (id, watcher) => {
       const shell = session.shells.get(id)
-      const watch = shell?.watch(watcher) ?? null
+      // The person gets what a screen shows, never the program's other bytes (see ScreenFilter).
+      const filter = new ScreenFilter()
+      const watch = shell?.watch({ data: (bytes) => watcher.data(filter.push(bytes)), end: () => watcher.end() }) ?? null
       if (shell === undefined || watch === null) return null
+      const screenOnly = (text: string) => new ScreenFilter().push(Buffer.from(text, 'utf8')).toString('utf8')
       return {
         id,
         ...shell.size,
-        snapshot: `${CLEAR}${watch.snapshot}`,
-        redraw: () => `${CLEAR}${shell.snapshot()}`,
+        snapshot: `${CLEAR}${screenOnly(watch.snapshot)}`,
+        redraw: () => `${CLEAR}${screenOnly(shell.snapshot())}`,
         input: (data) => shell.input(data),
         isAlternate: watch.isAlternate,
         detach: watch.unwatch,
@@ -121,7 +125,7 @@ export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
     treeKind: session.keeper.kind,
     spoolDir: session.spoolDir,
     tmpDir: session.tmpDir,
-    confinement: { kind: session.confiner.kind, summary: session.confiner.summary },
+    confinement: { kind: session.confiner.kind, summary: [session.confiner.summary, ...(session.limits === null ? [] : [session.limits.summary])].join('\n') },
     close: () => session.close(),
   }
 }

@@ -1,10 +1,11 @@
 import type { PathGate } from '@hands/fs-runtime'
 import { resolveLimits, type ShellLimits } from '../limits/limits.ts'
 import type { ConfineMode } from '../confine/confiner.ts'
+import type { SessionLimitOptions } from '../tree/session-limits.ts'
 import type { LoginEnvironment } from './session.ts'
 
 /** Options of `createShellRuntime`. Every bound is a host setting, never a tool parameter. */
-export interface ShellRuntimeOptions extends ShellLimits {
+export interface ShellRuntimeOptions extends ShellLimits, SessionLimitOptions {
   /** Allowed roots; the first is the workspace root and the default `cwd`. */
   roots: string[]
   /** Host access gates consulted (with access `cwd`) for every `cwd`. */
@@ -54,7 +55,7 @@ export interface ShellRuntimeOptions extends ShellLimits {
 }
 
 /** Options with every default applied. */
-export interface ResolvedOptions extends Required<ShellLimits> {
+export interface ResolvedOptions extends Required<ShellLimits>, SessionLimitOptions {
   roots: string[]
   gates: PathGate[]
   envAllow: string[]
@@ -124,5 +125,7 @@ export function resolveOptions(options: ShellRuntimeOptions, tmp: string): Resol
     denyRead: paths('denyRead', options.denyRead),
     isNetwork: options.network ?? true,
     loginEnv: options.loginEnv,
+    ...(options.memoryLimit === undefined ? {} : { memoryLimit: positiveInt('memoryLimit', options.memoryLimit, 0) }),
+    ...(options.processLimit === undefined ? {} : { processLimit: positiveInt('processLimit', options.processLimit, 0) }),
   }
 }

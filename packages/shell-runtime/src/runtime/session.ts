@@ -4,12 +4,12 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ToolError } from '@hands/contracts'
 import { chooseConfiner } from '../confine/choose.ts'
-import type { Confiner, Launch } from '../confine/confiner.ts'
+import { CLOSE_FDS_VAR, type Confiner, type Launch } from '../confine/confiner.ts'
 import { buildPolicy } from '../confine/policy.ts'
 import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { pickAllowed } from '../env/allowlist.ts'
 import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-env.ts'
-import { PRELUDE } from '../process/prelude.ts'
+import { PIPESTATUS_PIPE_FD, PRELUDE } from '../process/prelude.ts'
 import { runPiped, type PipedRun } from '../process/run-piped.ts'
 import { GoneFiles } from '../output/gone-files.ts'
 import { SpoolBudget } from '../output/spool-budget.ts'
@@ -20,6 +20,7 @@ import { onHostExit } from '../tree/host-exit.ts'
 import type { JobTree, TreeKeeper } from '../tree/job-tree.ts'
 import { MarkerKeeper } from '../tree/marker-keeper.ts'
 import { registerWithReaper, type ReaperRegistration } from '../tree/reaper.ts'
+import { applySessionLimits, removeLimitDirs, type SessionLimits } from '../tree/session-limits.ts'
 import { findBash } from './find-bash.ts'
 import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from './options.ts'
 
@@ -80,6 +81,8 @@ export class Session {
   readonly preludePath: string
   readonly keeper: TreeKeeper
   readonly confiner: Confiner
+  /** Where the host's memory and process limits for the session live; null without limits. */
+  readonly limits: SessionLimits | null
   readonly bash: string
   readonly shells = new Map<string, BackgroundShell>()
   /** Spool files hands removed, so a later command naming one is told. */
@@ -127,6 +130,12 @@ export class Session {
         cgroupMount: cgroup?.mount ?? null,
       })
       this.keeper = this.#makeKeeper(cgroup)
+      try {
+        this.limits = applySessionLimits(this.options, this.name, this.keeper instanceof CgroupKeeper ? this.keeper.dir : null)
+      } catch (err) {
+        this.keeper.close()
+        throw err
+      }
     } catch (err) {
       this.#removeFiles()
       throw err
@@ -134,7 +143,12 @@ export class Session {
     // The reaper forks the ruleset keeper; until it has stamped its ruleset, jobs build their own.
     // A keeper that dies on its own is not started again until a new reaper is (the reaper was
     // killed): meanwhile every job builds its own ruleset, slower but never weaker.
-    this.#reaper = registerWithReaper(this.bash, this.name, { ...this.keeper.reaperTargets(), dirs: [this.spoolDir, this.tmpDir] }, this.confiner.keeper)
+    this.#reaper = registerWithReaper(
+      this.bash,
+      this.name,
+      { ...this.keeper.reaperTargets(), dirs: [this.spoolDir, this.tmpDir], cgroups: this.limits?.dirs ?? [] },
+      this.confiner.keeper,
+    )
     this.#cancelExitHook = onHostExit(() => {
       this.keeper.killEverythingSync()
       this.#removeFiles()
@@ -175,7 +189,14 @@ export class Session {
    * and evaluated from there, so bash runs it the same way. The BASH_ENV prelude is set only when
    * it has work: joining the cgroup without the helper, or reporting the pipeline's statuses.
    */
-  launch(tree: JobTree, script: string, cwd: HeldCwd, seq: number, isPipestatus = false): { launch: Launch; scriptFile: string | null } {
+  launch(
+    tree: JobTree,
+    script: string,
+    cwd: HeldCwd,
+    seq: number,
+    io: 'pipes' | 'terminal',
+    isPipestatus = false,
+  ): { launch: Launch; scriptFile: string | null } {
     let scriptFile: string | null = null
     let arg = script
     if (Buffer.byteLength(script) > INLINE_SCRIPT_MAX) {
@@ -183,8 +204,10 @@ export class Session {
       writeFileSync(scriptFile, script, { mode: 0o400 })
       arg = `eval "$(< ${shellQuote(scriptFile)})"`
     }
-    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd })
-    if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
+    const keepFds = isPipestatus ? [PIPESTATUS_PIPE_FD] : []
+    const joins = this.limits?.join ?? []
+    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd, io, keepFds, joins })
+    if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined || launch.env[CLOSE_FDS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
     return { launch, scriptFile }
   }
 
@@ -235,7 +258,7 @@ export class Session {
       let pending: Promise<PipedRun>
       try {
         const tree = this.keeper.create()
-        const { launch } = this.launch(tree, loginEnvScript(this.bash), cwd, this.nextSeq())
+        const { launch } = this.launch(tree, loginEnvScript(this.bash), cwd, this.nextSeq(), 'pipes')
         pending = this.track((signal) =>
           runPiped({
             launch,
@@ -338,10 +361,11 @@ export class Session {
     await Promise.allSettled([...this.#runsSettled])
     if (shells.length > 0) this.changed()
     this.keeper.close()
+    const cgroupsLeft = removeLimitDirs(this.limits?.dirs ?? [])
     this.#cancelExitHook()
     // Removed while still registered, so what cannot go yet is the reaper's to remove; once
     // released, a later host death no longer touches the old paths.
-    this.#reaper.release(this.#removeFiles())
+    this.#reaper.release(this.#removeFiles(), cgroupsLeft)
     this.#listeners.clear()
   }
 }

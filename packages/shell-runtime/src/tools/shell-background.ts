@@ -66,7 +66,7 @@ async function start(session: Session, input: ShellBackgroundInput, held: HeldCw
   const seq = session.nextSeq()
   let shell: BackgroundShell
   try {
-    const { launch, scriptFile } = session.launch(tree, commands.join('\n'), held, seq)
+    const { launch, scriptFile } = session.launch(tree, commands.join('\n'), held, seq, 'terminal')
     shell = new BackgroundShell({
       id,
       commands,

@@ -82,7 +82,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
     let scriptFile: string | null = null
     const isPipestatus = mayPipe(command)
     try {
-      const start = session.launch(tree, command, cwd, seq, isPipestatus)
+      const start = session.launch(tree, command, cwd, seq, 'pipes', isPipestatus)
       scriptFile = start.scriptFile
       run = await session.track((signal) =>
         runPiped({

@@ -84,6 +84,8 @@ export class CgroupKeeper implements TreeKeeper {
   readonly #hasKill: boolean
   readonly #isMarked: boolean
   readonly #free: string[] = []
+  /** True when job cgroups have the memory controller: each then dies whole on OOM (memory.oom.group). */
+  #isOomGroup: boolean | null = null
   #next = 0
 
   private constructor(session: string, name: string, hasKill: boolean, isMarked: boolean) {
@@ -115,6 +117,8 @@ export class CgroupKeeper implements TreeKeeper {
     if (dir === undefined) {
       dir = join(this.#session, `j${n}`)
       mkdirSync(dir)
+      this.#isOomGroup ??= existsSync(join(dir, 'memory.oom.group'))
+      if (this.#isOomGroup) writeFileSync(join(dir, 'memory.oom.group'), '1')
     }
     return new CgroupTree(dir, this.#hasKill, this.#isMarked ? `${this.#name}.${n}` : null, (d) => this.#release(d))
   }

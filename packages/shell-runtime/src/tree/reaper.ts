@@ -9,6 +9,8 @@ export interface ReaperEntry {
   marker: string
   /** Directories to remove (the spool, the session's TMPDIR). */
   dirs: string[]
+  /** Cgroups to remove once every process is killed (the session's cgroup v1 limit groups). */
+  cgroups: string[]
 }
 
 /** A process the reaper runs for a session (Landlock's ruleset keeper), its stdin on a pipe the reaper holds until the session is released or the host is gone. */
@@ -21,10 +23,10 @@ export interface KeptProcess {
 export interface ReaperRegistration {
   /**
    * Forget the session and end its kept process; then the reaper removes `left` (the session's
-   * directories its own removal could not take) once that process has exited. Ends the reaper
-   * when no session is left. Idempotent.
+   * directories its own removal could not take) and `cgroupsLeft` (its limit groups still there)
+   * once that process has exited. Ends the reaper when no session is left. Idempotent.
    */
-  release(left?: readonly string[]): void
+  release(left?: readonly string[], cgroupsLeft?: readonly string[]): void
 }
 
 /** A reaper that died this soon after its start counts as a quick death; after 5 in a row none is started until the next registration. */
@@ -47,8 +49,8 @@ function message(fields: string[]): Buffer {
 }
 
 function addMessage(id: string, r: Registered): Buffer {
-  const { target, marker, dirs } = r.entry
-  const add = message(['add', id, target, marker, String(dirs.length), ...dirs])
+  const { target, marker, dirs, cgroups } = r.entry
+  const add = message(['add', id, target, marker, String(dirs.length), ...dirs, String(cgroups.length), ...cgroups])
   return r.keeper === null ? add : Buffer.concat([add, keepMessage(id, r.keeper)])
 }
 
@@ -100,7 +102,10 @@ function stop(): void {
  * the registration; it is started again only with a new reaper, not when it dies alone.
  */
 export function registerWithReaper(bash: string, id: string, entry: ReaperEntry, keeper: KeptProcess | null = null): ReaperRegistration {
-  const r: Registered = { entry: { ...entry, dirs: [...entry.dirs] }, keeper: keeper === null ? null : { file: keeper.file, args: [...keeper.args] } }
+  const r: Registered = {
+    entry: { ...entry, dirs: [...entry.dirs], cgroups: [...entry.cgroups] },
+    keeper: keeper === null ? null : { file: keeper.file, args: [...keeper.args] },
+  }
   registered.set(id, r)
   if (child === null) {
     bashUsed = bash
@@ -110,10 +115,10 @@ export function registerWithReaper(bash: string, id: string, entry: ReaperEntry,
     child.stdin?.write(addMessage(id, r))
   }
   return {
-    release(left = []) {
+    release(left = [], cgroupsLeft = []) {
       if (registered.get(id) !== r) return
       registered.delete(id)
-      child?.stdin?.write(message(['del', id, String(left.length), ...left]))
+      child?.stdin?.write(message(['del', id, String(left.length), ...left, String(cgroupsLeft.length), ...cgroupsLeft]))
       if (registered.size === 0) stop()
     },
   }

@@ -26,13 +26,26 @@ interface AttachRequest {
   isReadOnly?: unknown
 }
 
+/** Why a connecting process may not use the socket, or null when it may (see peerRefusal in @hands/shell-runtime). */
+async function refusalOf(socket: Socket): Promise<string | null> {
+  const { describePeer, peerRefusal } = await import('@hands/shell-runtime')
+  try {
+    return peerRefusal(await describePeer(socket))
+  } catch (e) {
+    return `attach cannot check who connected: ${(e as Error).message}`
+  }
+}
+
 /**
  * Serve `hands attach` on `<dir>/<pid>.sock`, in a directory only this user can open (checked,
- * made 0700 when missing). A client lists the shells, or attaches to one: it gets the current
- * screen at once, then every byte the shell prints, and its keystrokes go to the terminal
- * (unless read-only) until it detaches or the shell ends. Never a TCP port.
+ * made 0700 when missing). Before it reads anything a client sends, the server checks who
+ * connected: a process inside any hands job or sandbox (a command of this server or another) is
+ * refused, so no command can list, watch or type into a shell through it. A client lists the
+ * shells, or attaches to one: it gets the current screen at once, then what the shell draws (only
+ * what draws a screen: see ScreenFilter), and its keystrokes go to the terminal (unless read-only)
+ * until it detaches or the shell ends. Never a TCP port. `log` gets one line per refused client.
  */
-export async function startAttachServer(dir: string): Promise<AttachServer> {
+export async function startAttachServer(dir: string, log: (line: string) => void = () => undefined): Promise<AttachServer> {
   ensurePrivateDir(dir)
   const path = socketPath(dir, process.pid)
   rmSync(path, { force: true })
@@ -78,7 +91,23 @@ export async function startAttachServer(dir: string): Promise<AttachServer> {
       isLagging = false
       socket.write(frame(FRAME.output, state.attachment.redraw()))
     })
+    // Nothing the client sends is read until it is known who connected.
+    const held: Buffer[] = []
+    let isChecked = false
     socket.on('data', (chunk: Buffer) => {
+      if (isChecked) onData(chunk)
+      else held.push(chunk)
+    })
+    void refusalOf(socket).then((why) => {
+      if (why !== null) {
+        log(`hands: refused an attach client: ${why}`)
+        return refuse(`hands attach refused: ${why}. Attach from your own terminal, outside any command hands runs.`)
+      }
+      isChecked = true
+      for (const chunk of held.splice(0)) onData(chunk)
+    })
+    const onData = (chunk: Buffer) => {
+      if (socket.destroyed) return
       let frames
       try {
         frames = reader.push(chunk)
@@ -128,7 +157,7 @@ export async function startAttachServer(dir: string): Promise<AttachServer> {
           return
         }
       }
-    })
+    }
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { attachTerminal, listAll } from '../attach/client.ts'
 import { defaultAttachDir } from '../attach/socket-dir.ts'
+import { visibleText } from '../render/visible.ts'
 import { UsageError } from './args.ts'
 
 export const ATTACH_HELP = `usage: hands attach ID [options]
@@ -49,11 +50,16 @@ export async function attach(argv: string[]): Promise<number> {
       process.stdout.write(`no hands server offers attach in ${dir}\n`)
       return 0
     }
+    // Ids and commands are the model's words: written so that none can forge or hide a line.
     for (const l of listings) {
-      process.stdout.write(`server ${l.pid} (roots ${l.roots.join(', ') || 'none yet'})\n`)
+      process.stdout.write(`server ${l.pid} (roots ${l.roots.map(visibleText).join(', ') || 'none yet'})\n`)
       for (const s of l.sessions) {
-        if (s.shells.length === 0) process.stdout.write(`  session ${s.session}: no background shells\n`)
-        for (const sh of s.shells) process.stdout.write(`  session ${s.session}  ${sh.id.padEnd(16)} ${sh.status.padEnd(8)} ${sh.commands.join('; ')}\n`)
+        const session = visibleText(String(s.session))
+        if (s.shells.length === 0) process.stdout.write(`  session ${session}: no background shells\n`)
+        for (const sh of s.shells)
+          process.stdout.write(
+            `  session ${session}  ${visibleText(sh.id).padEnd(16)} ${visibleText(sh.status).padEnd(8)} ${sh.commands.map(visibleText).join('; ')}\n`,
+          )
       }
     }
     return 0

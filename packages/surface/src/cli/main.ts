@@ -141,7 +141,7 @@ async function offerAttach(values: { 'no-attach'?: boolean; 'attach-dir'?: strin
   if (values['no-attach'] === true) return null
   try {
     const { startAttachServer } = await import('../attach/server.ts')
-    const server = await startAttachServer(values['attach-dir'] ?? defaultAttachDir())
+    const server = await startAttachServer(values['attach-dir'] ?? defaultAttachDir(), (line) => process.stderr.write(`${line}\n`))
     process.stderr.write(`hands: background shells can be attached to with \`hands attach ID\` (socket ${server.path}; --no-attach offers none)\n`)
     return server
   } catch (e) {

@@ -19,6 +19,18 @@ export function visiblePath(path: string): string {
   return `"${path.replace(HIDDEN, escapeOne)}"`
 }
 
+/**
+ * Text from outside hands (a command, a shell id) as a person should see it on one line: every
+ * character that could move the cursor, clear or recolour the screen, reorder text or hide itself
+ * written as an escape, as visiblePath does, without the quotes.
+ */
+export function visibleText(text: string): string {
+  return text.replace(HIDDEN_TEXT, escapeOne)
+}
+
+/** HIDDEN without the quote. */
+const HIDDEN_TEXT = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\\]/gu
+
 /** Bytes as a person reads them: exact, with a binary unit beside from 1 KiB on. */
 export function sizeText(bytes: number): string {
   const exact = `${bytes} byte${bytes === 1 ? '' : 's'}`

@@ -1,0 +1,171 @@
+/*
+ * hands-confine: shared declarations of the helper's parts (see main.c for what it does).
+ * Freestanding: no libc. System calls go through sys6(); messages through put()/flush().
+ */
+#ifndef HANDS_CONFINE_H
+#define HANDS_CONFINE_H
+
+#include <asm/unistd.h>
+#include <linux/types.h>
+
+typedef unsigned long size_t;
+typedef __u64 u64;
+
+/* ---- system calls -------------------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+static inline long sys6(long n, long a, long b, long c, long d, long e, long f) {
+  register long r10 __asm__("r10") = d;
+  register long r8 __asm__("r8") = e;
+  register long r9 __asm__("r9") = f;
+  long ret;
+  __asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
+  return ret;
+}
+#elif defined(__aarch64__)
+static inline long sys6(long n, long a, long b, long c, long d, long e, long f) {
+  register long x8 __asm__("x8") = n;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  register long x3 __asm__("x3") = d;
+  register long x4 __asm__("x4") = e;
+  register long x5 __asm__("x5") = f;
+  __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+  return x0;
+}
+#else
+#error "hands-confine supports x86-64 and arm64"
+#endif
+
+#define sys(n, a, b, c) sys6(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
+#ifndef __NR_pidfd_send_signal
+#define __NR_pidfd_send_signal 424
+#endif
+#ifndef __NR_close_range
+#define __NR_close_range 436
+#endif
+#ifndef __NR_seccomp
+#if defined(__x86_64__)
+#define __NR_seccomp 317
+#else
+#define __NR_seccomp 277
+#endif
+#endif
+
+/* ---- base.c: strings, numbers, messages ---------------------------------------------------- */
+
+void *memset(void *d, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+
+size_t len(const char *s);
+int eq(const char *a, const char *b);
+int starts(const char *s, const char *prefix, size_t n);
+/* Parse decimal digits at *s into *v, advancing *s; 0 when *s does not start with a digit. */
+int parse_u64(const char **s, unsigned long long *v);
+
+/* Messages are built in one buffer and written with one write(2). */
+void put(const char *s);
+void put_num(long v);
+void put_error(long err);
+void flush(int fd);
+/* The buffer as built so far (for writes that are not messages). */
+const char *put_buffer(size_t *n);
+void put_reset(void);
+const char *error_text(long err);
+__attribute__((noreturn)) void quit(int code);
+/* Print "hands-confine: WHAT [PATH]: ERROR" and exit 125. `ret` is the failed call's -errno. */
+__attribute__((noreturn)) void die(const char *what, const char *path, long ret);
+
+/* Read at most `size` bytes of the file at `path`; the count, or -errno. */
+long read_file(const char *path, char *buf, size_t size);
+/* "/proc/<pid>/<leaf>" into buf (at least 64 bytes). */
+void proc_path(char *buf, long pid, const char *leaf);
+
+/* ---- landlock.c: the ruleset ---------------------------------------------------------------- */
+
+/* The policy as parsed from the arguments (pointers into argv). */
+struct policy {
+  const char *paths[4][512]; /* write, rw, read, list */
+  int counts[4];
+  const char *hides[512];
+  int n_hides;
+  int is_no_network, is_scope;
+};
+extern struct policy policy;
+/* Add one argument to the policy's hash (a kept ruleset is used only for the same policy). */
+void hash_arg(const char *a);
+/* The Landlock ABI the kernel offers (0 and *err when none). */
+int landlock_abi(long *err);
+/* Build the ruleset for the policy; returns its descriptor (dies on failure). */
+int build_ruleset(int abi);
+/* The kept ruleset the stamp in `file` names, when the stamp still holds; else -1. */
+int kept_ruleset(const char *file);
+/* Run as a session's ruleset keeper (see landlock.c); never returns. */
+__attribute__((noreturn)) void keep(const char *file, int abi);
+
+/* ---- seccomp.c: the filter ------------------------------------------------------------------ */
+
+/* Install the job's seccomp filter on this process (and so on everything it starts). With
+ * `is_supervised`, calls that name another process notify the supervisor: returns the listener's
+ * descriptor, or -errno when the kernel cannot give one (then nothing is installed). Without it,
+ * those calls are refused. `is_no_network`: only UNIX, netlink and TCP sockets can be made.
+ * `is_signals`: the signal calls are supervised too (Landlock below ABI 6 does not scope them). */
+long install_filter(int is_supervised, int is_no_network, int is_signals);
+
+/* What a supervised call does, from its table and number: which argument names the target. */
+enum {
+  KIND_NONE,
+  KIND_PRLIMIT,      /* prlimit64(pid, ...) */
+  KIND_PRIORITY,     /* setpriority(which, who, ...) */
+  KIND_SCHED,        /* sched_set*(pid, ...) */
+  KIND_IOPRIO,       /* ioprio_set(which, who, ...) */
+  KIND_PIDFD_OPEN,   /* pidfd_open(pid, ...) */
+  KIND_KILL,         /* kill(pid, sig): pid < -1 names a process group, -1 everything */
+  KIND_TARGET_ARG0,  /* tkill(tid, ...), rt_sigqueueinfo(tgid, ...) */
+  KIND_TARGET_ARG1,  /* tgkill(tgid, tid, ...), rt_tgsigqueueinfo(tgid, tid, ...) */
+  KIND_SETOWN,       /* fcntl(fd, F_SETOWN, pid): pid < 0 names a process group */
+};
+int supervised_kind(__u32 arch, int nr);
+
+/* ---- relay.c: the job's parent ------------------------------------------------------------ */
+
+struct relay {
+  /* In: the cgroup directory the job is born in (O_RDONLY|O_DIRECTORY), or -1. */
+  int cgroup_dir;
+  /* In: where the job's end is reported ("exit N" / "signal N") as it happens, or -1: then the
+   * relay ends when the job does; with it, the relay stays until every process it adopted is gone. */
+  int status_fd;
+  /* In: the job will install a supervised seccomp filter and send the relay its listener. */
+  int is_supervised;
+  /* Out, in the job: where to send the listener (send_listener), or -1. */
+  int channel;
+  /* Out, in the job: the job must join its cgroup itself (write cgroup.procs). */
+  int needs_join;
+};
+/* Start the job as a child of this process. Returns 1 in the job (it goes on to exec); 0 when no
+ * relay could be started (this process is then the job, alone). In the relay it never returns: it
+ * relays signals, supervises, reaps, and ends as the job ended. */
+int start_relayed(struct relay *r);
+/* Send the seccomp listener to the relay. */
+void send_listener(int channel, int listener);
+
+/* ---- peer.c: who is on the other end of a UNIX socket --------------------------------------- */
+__attribute__((noreturn)) void print_peer(int fd);
+
+#endif
