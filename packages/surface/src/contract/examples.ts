@@ -148,7 +148,7 @@ export const RENDER_EXAMPLES: { [N in ToolName]: ToolExamples<N> } = {
     ],
     invalidInputs: [
       { example: 'an empty commands array', input: { commands: [] } },
-      { example: 'a timeout the model may not set', input: { commands: ['sleep 5'], timeout_secs: 5 } },
+      { example: 'a property the tool does not have', input: { commands: ['ls'], shell: 'zsh' } },
     ],
     errors: [
       {

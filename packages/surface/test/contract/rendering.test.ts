@@ -8,6 +8,12 @@ import { REPO } from '../helpers/mcp.ts'
 
 const SURFACE = join(REPO, 'packages', 'surface')
 
+/** Renderer functions no tool's result, error or confirmation goes through, so no example can reach them, with where they are used. */
+const NOT_A_TOOL_RENDERING: Record<string, string> = {
+  // `hands attach --list`: the shells of running servers, for a person at a terminal.
+  visibleText: 'src/cli/attach.ts',
+}
+
 describe('the rendering examples of the surface file', () => {
   it('take every branch of every renderer in src/render/ (V8 block coverage of a process that renders only them)', () => {
     const r = spawnSync(join(REPO, 'node_modules', '.bin', 'tsx'), ['--conditions=hands-source', join(SURFACE, 'test', 'fixtures', 'render-coverage.ts')], {
@@ -19,7 +25,18 @@ describe('the rendering examples of the surface file', () => {
     const unrun = JSON.parse(r.stdout) as Record<string, string[]>
     // Every renderer file was loaded and measured; a new one needs examples too.
     expect(Object.keys(unrun).sort()).toEqual(readdirSync(join(SURFACE, 'src', 'render')).sort())
-    for (const [file, blocks] of Object.entries(unrun)) expect(blocks, `blocks of ${file} no example takes`).toEqual([])
+    const isExempt = (block: string) => Object.hasOwn(NOT_A_TOOL_RENDERING, block.slice(0, block.indexOf(':')))
+    for (const [file, blocks] of Object.entries(unrun))
+      expect(
+        blocks.filter((b) => !isExempt(b)),
+        `blocks of ${file} no example takes`,
+      ).toEqual([])
+    // An exemption names a function that still exists and that no example reaches, or it goes.
+    const exempt = Object.values(unrun)
+      .flat()
+      .filter(isExempt)
+      .map((b) => b.slice(0, b.indexOf(':')))
+    expect([...new Set(exempt)].sort()).toEqual(Object.keys(NOT_A_TOOL_RENDERING).sort())
   })
 
   it('cover every tool with results, an invalid input and an error, each example named once', () => {
