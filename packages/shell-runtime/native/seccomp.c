@@ -9,9 +9,10 @@
  *
  * Always refused: io_uring_setup (ENOSYS, so programs fall back to plain system calls: io_uring's
  * operations pass no seccomp filter), the kernel keyrings (keyctl, add_key, request_key: secrets
- * of the user's session). With --no-network, sockets other than UNIX, netlink and TCP: Landlock
- * governs only TCP, so UDP, raw, MPTCP (EPROTONOSUPPORT, so programs fall back to TCP) and every
- * other family are refused where they are made.
+ * of the user's session), clone3 (ENOSYS: its arguments are in memory, where CLONE_INTO_CGROUP
+ * would start a child outside the job's cgroup). With --no-network, every socket but UNIX and
+ * netlink: Landlock governs TCP bind and connect only, which leaves UDP, raw, MPTCP, TCP Fast Open
+ * (sendto with MSG_FASTOPEN) and a listen() that binds by itself.
  */
 #include "hands-confine.h"
 
@@ -24,7 +25,7 @@
 struct table {
   __u32 arch;
   int prlimit64, setpriority, sched_setparam, sched_setscheduler, sched_setaffinity, sched_setattr, ioprio_set;
-  int pidfd_open, pidfd_send_signal, io_uring_setup, keyctl, add_key, request_key, socket, socketcall;
+  int pidfd_open, pidfd_send_signal, io_uring_setup, keyctl, add_key, request_key, socket, socketcall, clone3;
   int kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, fcntl, fcntl64, ioctl;
 };
 
@@ -36,13 +37,13 @@ struct table {
 
 static const struct table native = {
   NATIVE_ARCH, __NR_prlimit64, __NR_setpriority, __NR_sched_setparam, __NR_sched_setscheduler, __NR_sched_setaffinity,
-  __NR_sched_setattr, __NR_ioprio_set, 434, 424, 425, __NR_keyctl, __NR_add_key, __NR_request_key, __NR_socket, -1,
+  __NR_sched_setattr, __NR_ioprio_set, 434, 424, 425, __NR_keyctl, __NR_add_key, __NR_request_key, __NR_socket, -1, 435,
   __NR_kill, __NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo, __NR_fcntl, -1, __NR_ioctl,
 };
 #if defined(__x86_64__)
 /* 32-bit programs (int 0x80) on x86-64. */
 static const struct table i386 = {
-  AUDIT_ARCH_I386, 340, 97, 154, 156, 241, 351, 289, 434, 424, 425, 288, 286, 287, 359, 102, 37, 238, 270, 178, 335, 55, 221, 54,
+  AUDIT_ARCH_I386, 340, 97, 154, 156, 241, 351, 289, 434, 424, 425, 288, 286, 287, 359, 102, 435, 37, 238, 270, 178, 335, 55, 221, 54,
 };
 #endif
 
@@ -67,6 +68,14 @@ int supervised_kind(__u32 arch, int nr) {
 
 /* ---- a tiny assembler for classic BPF --------------------------------------------------------- */
 
+/*
+ * Layout: the architecture check, then per system call table a binary search over the call
+ * numbers that have a rule (every other number is allowed after about log2(rules) compares), then
+ * the rules' bodies. The kernel runs the whole program for every call number when the filter is
+ * attached (to cache which calls are always allowed) and JIT-compiles it, so its length and the
+ * path to an allowed call are what each job start pays.
+ */
+
 static struct sock_filter prog[512];
 static int n;
 static int overflow;
@@ -84,190 +93,206 @@ static void emit(__u16 code, __u32 k, __u8 jt, __u8 jf) {
 #define ARG_HI(i) (__u32)(16 + 8 * (i) + 4)
 #define LD(off) emit(BPF_LD | BPF_W | BPF_ABS, (off), 0, 0)
 #define RET(v) emit(BPF_RET | BPF_K, (v), 0, 0)
+#define JEQ(k, jt, jf) emit(BPF_JMP | BPF_JEQ | BPF_K, (k), (jt), (jf))
 #define ALLOW SECCOMP_RET_ALLOW
 #define ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
 
-/* Open a block that runs when the call number (in A) is `nr`; every path of a block returns. */
-static int open_block(int nr) {
-  int at = n;
-  emit(BPF_JMP | BPF_JEQ | BPF_K, (__u32)nr, 0, 0);
-  return at;
-}
-static void close_block(int at) {
-  if (at < (int)(sizeof prog / sizeof prog[0])) prog[at].jf = (__u8)(n - at - 1);
-}
+/* What a call's rule does (its body; every path of a body returns). */
+enum body {
+  BODY_RETURN,       /* return `value` */
+  BODY_SELF,         /* go on when argument `arg` (an int) is 0, the caller itself; else `value` */
+  BODY_WHICH_SELF,   /* go on when argument 0 is `arg` and argument 1 is 0; else `value` */
+  BODY_PRLIMIT,      /* go on for the caller itself or when nothing is set; else `value` */
+  BODY_KILL,         /* go on for pid 0 or signal 0; else `value` */
+  BODY_SETOWN,       /* F_SETOWN: `value`; F_SETOWN_EX: refused; else go on */
+  BODY_IOCTL_OWNER,  /* FIOSETOWN, SIOCSPGRP: refused; else go on */
+  BODY_SOCKET,       /* UNIX and netlink only */
+};
 
-/* Refuse `nr` with `err`. */
-static void refuse(int nr, int err) {
+struct rule {
+  int nr;
+  enum body body;
+  int arg;
+  __u32 value;
+  int ja; /* the jump to the body in the search tree, patched once bodies are laid out */
+};
+
+static struct rule rules[64];
+static int n_rules;
+
+static void rule(int nr, enum body body, int arg, __u32 value) {
   if (nr < 0) return;
-  int b = open_block(nr);
-  RET(ERRNO(err));
-  close_block(b);
-}
-
-/* `nr` goes on when its argument `arg` (an int) is 0 (the caller itself); else `action`. */
-static void self_or(int nr, int arg, __u32 action) {
-  int b = open_block(nr);
-  LD(ARG_LO(arg));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1);
-  RET(ALLOW);
-  RET(action);
-  close_block(b);
-}
-
-/* `nr` goes on when argument 0 is `which` and argument 1 (who) is 0; else `action`. */
-static void which_self_or(int nr, __u32 which, __u32 action) {
-  int b = open_block(nr);
-  LD(ARG_LO(0));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, which, 0, 3);
-  LD(ARG_LO(1));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1);
-  RET(ALLOW);
-  RET(action);
-  close_block(b);
-}
-
-/* prlimit64(pid, resource, new, old): goes on for the caller itself or when it sets nothing. */
-static void prlimit_rule(int nr, __u32 action) {
-  int b = open_block(nr);
-  LD(ARG_LO(0));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0); /* pid 0 → allow */
-  LD(ARG_LO(2));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2); /* new == NULL (both halves) → allow */
-  LD(ARG_HI(2));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
-  RET(action);
-  RET(ALLOW);
-  close_block(b);
-}
-
-/* kill(pid, sig): pid 0 (the caller's group) and sig 0 (a probe) go on; else `action`. */
-static void kill_rule(int nr, __u32 action) {
-  int b = open_block(nr);
-  LD(ARG_LO(0));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0);
-  LD(ARG_LO(1));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
-  RET(action);
-  RET(ALLOW);
-  close_block(b);
-}
-
-/* fcntl(fd, cmd, arg): F_SETOWN names a process to signal (supervised); F_SETOWN_EX does through
- * memory the filter cannot read (refused); every other command goes on. */
-static void setown_rule(int nr, __u32 action) {
-  if (nr < 0) return;
-  int b = open_block(nr);
-  LD(ARG_LO(1));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 8 /* F_SETOWN */, 2, 0);
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 15 /* F_SETOWN_EX */, 2, 0);
-  RET(ALLOW);
-  RET(action);
-  RET(ERRNO(1));
-  close_block(b);
-}
-
-/* ioctl(fd, FIOSETOWN / SIOCSPGRP, &pid): the process to signal is in memory: refused. */
-static void ioctl_rule(int nr) {
-  int b = open_block(nr);
-  LD(ARG_LO(1));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 0x8901 /* FIOSETOWN */, 2, 0);
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 0x8902 /* SIOCSPGRP */, 1, 0);
-  RET(ALLOW);
-  RET(ERRNO(1));
-  close_block(b);
-}
-
-/* socket(domain, type, protocol) with --no-network: UNIX, netlink and TCP only. */
-static void socket_rule(int nr) {
-  int b = open_block(nr);
-  LD(ARG_LO(0));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 1 /* AF_UNIX */, 3, 0);
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 16 /* AF_NETLINK */, 2, 0);
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 2 /* AF_INET */, 2, 0);
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 10 /* AF_INET6 */, 1, 8);
-  RET(ALLOW);
-  LD(ARG_LO(2));
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 262 /* IPPROTO_MPTCP */, 6, 0);
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 6 /* IPPROTO_TCP */, 0, 3);
-  LD(ARG_LO(1));
-  emit(BPF_ALU | BPF_AND | BPF_K, 0xf, 0, 0); /* the type without SOCK_NONBLOCK / SOCK_CLOEXEC */
-  emit(BPF_JMP | BPF_JEQ | BPF_K, 1 /* SOCK_STREAM */, 2, 0);
-  RET(ERRNO(13 /* EACCES */));
-  RET(ERRNO(93 /* EPROTONOSUPPORT */));
-  RET(ALLOW);
-  close_block(b);
-}
-
-/* The rules of one system call table; A holds the call number. */
-static void rules(const struct table *t, __u32 action, int is_no_network, int is_signals) {
-  prlimit_rule(t->prlimit64, action);
-  which_self_or(t->setpriority, 0 /* PRIO_PROCESS */, action);
-  which_self_or(t->ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, action);
-  self_or(t->sched_setparam, 0, action);
-  self_or(t->sched_setscheduler, 0, action);
-  self_or(t->sched_setaffinity, 0, action);
-  self_or(t->sched_setattr, 0, action);
-  int b = open_block(t->pidfd_open);
-  RET(action);
-  close_block(b);
-  refuse(t->io_uring_setup, 38 /* ENOSYS */);
-  refuse(t->keyctl, 1);
-  refuse(t->add_key, 1);
-  refuse(t->request_key, 1);
-  if (is_no_network) {
-    socket_rule(t->socket);
-    refuse(t->socketcall, 13);
+  if (n_rules == (int)(sizeof rules / sizeof rules[0])) {
+    overflow = 1;
+    return;
   }
-  if (is_signals) {
-    kill_rule(t->kill, action);
-    b = open_block(t->tkill);
-    RET(action);
-    close_block(b);
-    b = open_block(t->tgkill);
-    RET(action);
-    close_block(b);
-    b = open_block(t->rt_sigqueueinfo);
-    RET(action);
-    close_block(b);
-    b = open_block(t->rt_tgsigqueueinfo);
-    RET(action);
-    close_block(b);
+  rules[n_rules++] = (struct rule){nr, body, arg, value, -1};
+}
+
+static void body(const struct rule *r) {
+  __u32 action = r->value;
+  switch (r->body) {
+    case BODY_RETURN:
+      RET(action);
+      return;
+    case BODY_SELF:
+      LD(ARG_LO(r->arg));
+      JEQ(0, 0, 1);
+      RET(ALLOW);
+      RET(action);
+      return;
+    case BODY_WHICH_SELF:
+      LD(ARG_LO(0));
+      JEQ((__u32)r->arg, 0, 3);
+      LD(ARG_LO(1));
+      JEQ(0, 0, 1);
+      RET(ALLOW);
+      RET(action);
+      return;
+    case BODY_PRLIMIT: /* prlimit64(pid, resource, new, old) */
+      LD(ARG_LO(0));
+      JEQ(0, 5, 0);
+      LD(ARG_LO(2));
+      JEQ(0, 0, 2); /* new == NULL, both halves */
+      LD(ARG_HI(2));
+      JEQ(0, 1, 0);
+      RET(action);
+      RET(ALLOW);
+      return;
+    case BODY_KILL: /* kill(pid, sig) */
+      LD(ARG_LO(0));
+      JEQ(0, 3, 0);
+      LD(ARG_LO(1));
+      JEQ(0, 1, 0);
+      RET(action);
+      RET(ALLOW);
+      return;
+    case BODY_SETOWN: /* fcntl(fd, cmd, arg): the process to signal is arg (F_SETOWN) or in memory (F_SETOWN_EX) */
+      LD(ARG_LO(1));
+      JEQ(8 /* F_SETOWN */, 2, 0);
+      JEQ(15 /* F_SETOWN_EX */, 2, 0);
+      RET(ALLOW);
+      RET(action);
+      RET(ERRNO(1));
+      return;
+    case BODY_IOCTL_OWNER: /* ioctl(fd, FIOSETOWN / SIOCSPGRP, &pid): the pid is in memory */
+      LD(ARG_LO(1));
+      JEQ(0x8901, 2, 0);
+      JEQ(0x8902, 1, 0);
+      RET(ALLOW);
+      RET(ERRNO(1));
+      return;
+    case BODY_SOCKET: /* socket(domain, type, protocol) */
+      LD(ARG_LO(0));
+      JEQ(1 /* AF_UNIX */, 1, 0);
+      JEQ(16 /* AF_NETLINK */, 0, 1);
+      RET(ALLOW);
+      RET(ERRNO(13 /* EACCES */));
+      return;
+  }
+}
+
+/* The rules of one system call table, in no particular order. */
+static void collect(const struct table *t, __u32 action, unsigned flags) {
+  n_rules = 0;
+  /* Always: io_uring (its operations pass no filter), the kernel keyrings (the session's
+   * secrets), and clone3, whose arguments sit in memory where the filter cannot see
+   * CLONE_INTO_CGROUP (a job could start a child in a cgroup of its choosing, outside its tree);
+   * ENOSYS makes libc fall back to clone(2). */
+  rule(t->io_uring_setup, BODY_RETURN, 0, ERRNO(38 /* ENOSYS */));
+  rule(t->keyctl, BODY_RETURN, 0, ERRNO(1));
+  rule(t->add_key, BODY_RETURN, 0, ERRNO(1));
+  rule(t->request_key, BODY_RETURN, 0, ERRNO(1));
+  rule(t->clone3, BODY_RETURN, 0, ERRNO(38));
+  if (flags & FILTER_NO_NETWORK) {
+    rule(t->socket, BODY_SOCKET, 0, 0);
+    rule(t->socketcall, BODY_RETURN, 0, ERRNO(13));
+  }
+  if (!(flags & FILTER_PROCESSES)) goto sort;
+  rule(t->prlimit64, BODY_PRLIMIT, 0, action);
+  rule(t->setpriority, BODY_WHICH_SELF, 0 /* PRIO_PROCESS */, action);
+  rule(t->ioprio_set, BODY_WHICH_SELF, 1 /* IOPRIO_WHO_PROCESS */, action);
+  rule(t->sched_setparam, BODY_SELF, 0, action);
+  rule(t->sched_setscheduler, BODY_SELF, 0, action);
+  rule(t->sched_setaffinity, BODY_SELF, 0, action);
+  rule(t->sched_setattr, BODY_SELF, 0, action);
+  rule(t->pidfd_open, BODY_RETURN, 0, action);
+  if (flags & FILTER_SIGNALS) {
+    rule(t->kill, BODY_KILL, 0, action);
+    rule(t->tkill, BODY_RETURN, 0, action);
+    rule(t->tgkill, BODY_RETURN, 0, action);
+    rule(t->rt_sigqueueinfo, BODY_RETURN, 0, action);
+    rule(t->rt_tgsigqueueinfo, BODY_RETURN, 0, action);
     /* A pidfd may come from opening /proc/PID, which no filter sees: ENOSYS makes programs fall back to kill(2). */
-    refuse(t->pidfd_send_signal, 38);
-    setown_rule(t->fcntl, action);
-    setown_rule(t->fcntl64, action);
-    ioctl_rule(t->ioctl);
+    rule(t->pidfd_send_signal, BODY_RETURN, 0, ERRNO(38));
+    rule(t->fcntl, BODY_SETOWN, 0, action);
+    rule(t->fcntl64, BODY_SETOWN, 0, action);
+    rule(t->ioctl, BODY_IOCTL_OWNER, 0, 0);
   }
-  RET(ALLOW);
+sort:
+  for (int i = 1; i < n_rules; i++) /* sort by number */
+    for (int j = i; j > 0 && rules[j - 1].nr > rules[j].nr; j--) {
+      struct rule tmp = rules[j];
+      rules[j] = rules[j - 1], rules[j - 1] = tmp;
+    }
 }
 
-static void build(__u32 action, int is_no_network, int is_signals) {
+/* The search over rules[lo, hi), A holding the call number: a matched number jumps to its body,
+ * any other is allowed. */
+static void search(int lo, int hi) {
+  if (hi - lo <= 2) {
+    for (int i = lo; i < hi; i++) {
+      JEQ((__u32)rules[i].nr, 0, 1);
+      rules[i].ja = n;
+      emit(BPF_JMP | BPF_JA, 0, 0, 0);
+    }
+    RET(ALLOW);
+    return;
+  }
+  int mid = (lo + hi) / 2;
+  int at = n;
+  emit(BPF_JMP | BPF_JGE | BPF_K, (__u32)rules[mid].nr, 0, 0);
+  search(lo, mid);
+  if (overflow) return;
+  prog[at].jt = (__u8)(n - at - 1);
+  search(mid, hi);
+}
+
+/* One table's part of the program: the search, then the bodies it jumps to. */
+static void table_part(const struct table *t, __u32 action, unsigned flags) {
+  collect(t, action, flags);
+  LD(0 /* nr */);
+  search(0, n_rules);
+  for (int i = 0; i < n_rules && !overflow; i++) {
+    prog[rules[i].ja].k = (__u32)(n - rules[i].ja - 1);
+    body(&rules[i]);
+  }
+}
+
+static void build(__u32 action, unsigned flags) {
   n = 0, overflow = 0;
   LD(4 /* arch */);
   int to_native = n;
-  emit(BPF_JMP | BPF_JEQ | BPF_K, native.arch, 0, 0);
+  JEQ(native.arch, 0, 0);
   int to_other = n;
   emit(BPF_JMP | BPF_JA, 0, 0, 0);
   if (overflow) return;
   prog[to_native].jt = (__u8)(n - to_native - 1);
-  LD(0 /* nr */);
 #if defined(__x86_64__)
   /* x32 system calls (the x32 bit set) take other paths to the same kernel code: refused. */
+  LD(0);
   emit(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1);
   RET(ERRNO(38));
 #endif
-  rules(&native, action, is_no_network, is_signals);
+  table_part(&native, action, flags);
   if (overflow) return;
   prog[to_other].k = (__u32)(n - to_other - 1);
-  LD(4);
 #if defined(__x86_64__)
-  emit(BPF_JMP | BPF_JEQ | BPF_K, i386.arch, 1, 0);
+  LD(4);
+  JEQ(i386.arch, 1, 0);
   int to_unknown = n;
   emit(BPF_JMP | BPF_JA, 0, 0, 0);
-  LD(0);
-  rules(&i386, action, is_no_network, is_signals);
+  table_part(&i386, action, flags);
   if (overflow) return;
   prog[to_unknown].k = (__u32)(n - to_unknown - 1);
 #endif
@@ -275,8 +300,8 @@ static void build(__u32 action, int is_no_network, int is_signals) {
   RET(ERRNO(38));
 }
 
-long install_filter(int is_supervised, int is_no_network, int is_signals) {
-  build(is_supervised ? SECCOMP_RET_USER_NOTIF : ERRNO(1), is_no_network, is_signals);
+long install_filter(int is_supervised, unsigned flags) {
+  build(is_supervised ? SECCOMP_RET_USER_NOTIF : ERRNO(1), flags);
   if (overflow) return -7; /* E2BIG: the program is fixed, so this is a build error */
   struct sock_fprog fprog = {.len = (unsigned short)n, .filter = prog};
   return sys(__NR_seccomp, SECCOMP_SET_MODE_FILTER, is_supervised ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0, &fprog);

@@ -154,10 +154,11 @@ describe('hands attach', () => {
         return other.client
       }),
     )
+    const [other, unconfined] = others as [typeof client, typeof client]
     for (const [who, c] of [
       ['this server', client],
-      ['another server', others[0]],
-      ['another, unconfined server', others[1]],
+      ['another server', other],
+      ['another, unconfined server', unconfined],
     ] as const) {
       const run = structured<{ commands: Array<{ stdout: string; stderr: string }> }>(
         await c.callTool({ name: 'shell_run', arguments: { commands: [attack] } }),

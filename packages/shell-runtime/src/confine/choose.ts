@@ -87,7 +87,8 @@ export function chooseConfiner(input: {
       spoolDir,
       gaps,
     })
-  const bwrap = (why: string | null) => bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps })
+  const bwrap = (why: string | null) =>
+    bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps, abi, seccomp: found.seccomp })
   if (mode === 'landlock') {
     if (abi === 0) throw new Error(`confine: "landlock" was asked for, but ${found.landlockError}`)
     return landlock()

@@ -15,6 +15,17 @@ export const SECRET_STORES: readonly string[] = [
   '.pypirc',
   '.git-credentials',
   '.config/gh',
+  '.config/hub',
+  '.config/op',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.gem/credentials',
+  '.terraform.d/credentials.tfrc.json',
+  '.vault-token',
+  '.password-store',
+  '.local/share/keyrings',
+  '.claude/.credentials.json',
+  '.codex/auth.json',
 ]
 
 /**

@@ -296,11 +296,18 @@ export class Session {
     return { env: host, source: 'host', error }
   }
 
-  /** Start a foreground command through `start`, listed as in flight (close() stops it and waits) until it settles. */
-  track<T>(start: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  /**
+   * Start a foreground command through `start`, listed as in flight (close() stops it and waits)
+   * until it settles. The signal `start` gets aborts on close() and when `cancel` aborts.
+   */
+  track<T>(start: (signal: AbortSignal) => Promise<T>, cancel?: AbortSignal): Promise<T> {
     const controller = new AbortController()
     this.#activeRuns.add(controller)
+    const onCancel = () => controller.abort()
+    if (cancel?.aborted) onCancel()
+    else cancel?.addEventListener('abort', onCancel, { once: true })
     const settled = start(controller.signal).finally(() => {
+      cancel?.removeEventListener('abort', onCancel)
       this.#activeRuns.delete(controller)
       this.#runsSettled.delete(settled)
     })

@@ -31,7 +31,8 @@ const UNITS: Record<string, number> = { '': 1, k: 1024, kib: 1024, m: 1024 ** 2,
 
 const size = (n: number) => bytesText(n, 'flag')
 
-export const SESSION_HELP = `  --root DIR            allowed root (repeatable); the first is the workspace root (default: the directory you run from)
+export const SESSION_HELP = `  --root DIR            allowed root (repeatable); the first is the workspace root (default: the directory you run
+                        from, unless it is / or your home directory: then none; over MCP the client's roots)
   --no-shell            switch off the five shell tools
   --run-bound-ms N      shell_run safety bound per call (default 120000)
   --ring-lines N        lines kept per background shell (default 10000)
@@ -97,9 +98,9 @@ function byteSize(flag: string, value: string | undefined): number | undefined {
 /** Session options from parsed session flags. */
 export function sessionOptions(values: Record<string, unknown>): SurfaceOptions {
   const options: SurfaceOptions = {}
-  // pnpm runs root scripts in the repo root; INIT_CWD is where the user ran the command.
+  // Without --root the session's default applies: the directory hands runs in, unless it is / or home.
   const roots = values['root'] as string[] | undefined
-  options.roots = roots?.length ? roots : [process.env['INIT_CWD'] || process.cwd()]
+  if (roots?.length) options.roots = roots
   if (values['no-shell'] === true) options.toggles = { shell: false }
   const runBoundMs = positiveInt('run-bound-ms', values['run-bound-ms'] as string | undefined)
   if (runBoundMs !== undefined) options.runBoundMs = runBoundMs
