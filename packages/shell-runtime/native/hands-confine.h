@@ -172,5 +172,6 @@ void send_listener(int channel, int listener);
 
 /* ---- peer.c: who is on the other end of a UNIX socket --------------------------------------- */
 __attribute__((noreturn)) void print_peer(int fd);
+__attribute__((noreturn)) void print_tcp_peer(unsigned server, unsigned client);
 
 #endif

@@ -38,7 +38,8 @@
  * Any failure before the exec prints "hands-confine: ..." on stderr and exits 125: the program
  * never runs weaker than asked. `--probe` prints what the kernel offers ("landlock N [why]",
  * "seccomp supervised|refusing|none [why]"). `--keep STAMP POLICY...` runs as a session's ruleset
- * keeper (landlock.c). `--peer` describes the peer of the UNIX socket on stdin (peer.c).
+ * keeper (landlock.c). `--peer` describes the peer of the UNIX socket on stdin, `--tcp-peer SERVER
+ * CLIENT` the process on the client end of a loopback TCP connection (peer.c).
  *
  * Freestanding (no libc): it is exec'd before every command, and a static glibc's start-up alone
  * costs more than everything this program does. Linux x86-64 and arm64.
@@ -211,7 +212,7 @@ static int cgroup_dir_of(const char *procs) {
 
 __attribute__((noreturn)) static void usage(const char *why) {
   put("hands-confine: "), put(why);
-  put("\nusage: hands-confine [--probe] [--peer] [--oom-score-adj N] [--cgroup FILE] [--status-fd N] [--keep-fd N]... [--seccomp] "
+  put("\nusage: hands-confine [--probe] [--peer] [--tcp-peer SERVER CLIENT] [--oom-score-adj N] [--cgroup FILE] [--status-fd N] [--keep-fd N]... [--seccomp] "
       "[--no-supervisor] [--drop-caps] [--seccomp-basic] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
       "[--scope] [--own-tty] [--ruleset-from STAMP]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n"
       "       hands-confine --keep STAMP POLICY...\n");
@@ -281,6 +282,12 @@ __attribute__((used, noreturn)) void start(long *sp) {
     int is_valued = is_policy || is_number || eq(a, "--cgroup") || eq(a, "--join") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep");
     if (eq(a, "--probe")) probe();
     else if (eq(a, "--peer")) print_peer(0);
+    else if (eq(a, "--tcp-peer")) {
+      unsigned long long server, client;
+      const char *p = i + 2 < argc ? argv[i + 1] : "", *q = i + 2 < argc ? argv[i + 2] : "";
+      if (!parse_u64(&p, &server) || *p || !parse_u64(&q, &client) || *q || server > 65535 || client > 65535) usage("--tcp-peer takes SERVER_PORT CLIENT_PORT");
+      print_tcp_peer((unsigned)server, (unsigned)client);
+    }
     else if (eq(a, "--landlock")) is_landlock = 1;
     else if (eq(a, "--seccomp")) is_seccomp = 1;
     else if (eq(a, "--no-supervisor")) is_unsupervised = 1;

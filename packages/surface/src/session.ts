@@ -67,8 +67,14 @@ export interface SurfaceOptions extends ShellLimits {
   allowWrite?: string[]
   /** Extra paths hidden from commands, beside the usual secret stores. */
   denyRead?: string[]
-  /** TCP for commands (default true); false refuses TCP bind and connect. */
+  /** The network for commands (default true); false gives them none (no socket but UNIX ones under Landlock, a network namespace of their own under bubblewrap). */
   network?: boolean
+  /** Memory all of a session's commands may use together, in bytes (a cgroup; see docs/confinement.md). */
+  memoryLimit?: number
+  /** Processes all of a session's commands may have at once (a cgroup). */
+  processLimit?: number
+  /** hands' own directories commands must not read, beside the default attach directories (a custom attach directory). */
+  privateDirs?: string[]
   /**
    * The login environment commands start from, when the host captured it already (see
    * `shareLoginEnvironment`); without it the session runs `bash -l` once, on its first command.
@@ -169,12 +175,17 @@ export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool
 }
 
 /** The confinement options of the shell runtime, from the surface's. */
-export function shellConfinement(options: SurfaceOptions): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network'> {
+export function shellConfinement(
+  options: SurfaceOptions,
+): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network' | 'memoryLimit' | 'processLimit' | 'privateDirs'> {
   return {
     ...(options.confine !== undefined ? { confine: options.confine } : {}),
     ...(options.allowWrite ? { allowWrite: options.allowWrite } : {}),
     ...(options.denyRead ? { denyRead: options.denyRead } : {}),
     ...(options.network !== undefined ? { network: options.network } : {}),
+    ...(options.memoryLimit !== undefined ? { memoryLimit: options.memoryLimit } : {}),
+    ...(options.processLimit !== undefined ? { processLimit: options.processLimit } : {}),
+    ...(options.privateDirs ? { privateDirs: options.privateDirs } : {}),
   }
 }
 

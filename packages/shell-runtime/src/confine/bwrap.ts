@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
-import { jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
-import { isUnder, JOB_CAPABILITIES, type ConfinePolicy } from './policy.ts'
+import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
+import { isUnder, JOB_CAPABILITIES, hiddenPaths, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'
 
 /**
@@ -26,7 +26,7 @@ function bwrapArgs(policy: ConfinePolicy, spoolDir: string, isRoot: boolean): st
   for (const w of policy.writable) if (w !== policy.tmpDir || isTmpWritable) args.push('--bind', w, w)
   // After the writable binds, so the spool stays read-only even inside a root.
   args.push('--ro-bind', spoolDir, spoolDir)
-  for (const h of [...policy.secrets, ...policy.denyRead]) {
+  for (const h of hiddenPaths(policy)) {
     let st
     try {
       st = lstatSync(h)
@@ -61,7 +61,7 @@ export function bwrapConfiner(input: {
   const summary = [
     `commands are confined by bubblewrap${input.why === null ? '' : ` (${input.why})`}`,
     `writes: only under the roots, the session's TMPDIR (private, seen as ${tmpInside})${policy.allowWrite.length > 0 ? ` and ${n(policy.allowWrite.length, '--allow-write path')}` : ''}; the rest of the filesystem is read-only`,
-    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''} (covered, even inside a root), the host's /tmp and device nodes`,
+    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''}, hands' attach directories (covered, even inside a root), the host's /tmp and device nodes`,
     'processes: a private pid namespace and /proc; nothing outside the command is visible; it keeps only its own descriptors, and dies first under memory pressure',
     `network: ${policy.isNetwork ? 'on' : 'cut (a private network namespace with loopback only)'}`,
     'cost: about 10 ms of CPU per command',
@@ -85,6 +85,7 @@ export function bwrapConfiner(input: {
         cwd: spawnCwd(job.cwd),
         env: { TMPDIR: tmpInside },
         statusFd: job.io === 'pipes' ? STATUS_FD : null,
+        hasRelay: hasRelay(job, false),
       }
     },
   }

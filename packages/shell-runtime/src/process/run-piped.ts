@@ -140,6 +140,8 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     detached: true,
     ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
   })
+  // The helper's relay is the spawned process; what it runs is the job.
+  if (launch.hasRelay && child.pid !== undefined) spec.tree.setRelay(child.pid)
   const psChunks: Buffer[] = []
   const psDone = spec.isPipestatus ? collect(child.stdio[PIPESTATUS_PIPE_FD] as Readable, psChunks, PIPESTATUS_BYTES) : Promise.resolve()
   const reported = launch.statusFd === null ? null : readStatus(child.stdio[launch.statusFd] as Readable)

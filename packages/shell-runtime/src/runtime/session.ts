@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { ToolError } from '@hands/contracts'
 import { chooseConfiner } from '../confine/choose.ts'
 import { CLOSE_FDS_VAR, type Confiner, type Launch } from '../confine/confiner.ts'
-import { buildPolicy } from '../confine/policy.ts'
+import { buildPolicy, defaultPrivateDirs } from '../confine/policy.ts'
 import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { pickAllowed } from '../env/allowlist.ts'
 import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-env.ts'
@@ -118,6 +118,7 @@ export class Session {
         tmpDir: this.tmpDir,
         allowWrite: this.options.allowWrite,
         denyRead: this.options.denyRead,
+        privateDirs: [...defaultPrivateDirs(this.options.hostEnv), ...this.options.privateDirs],
         homes,
         isNetwork: this.options.isNetwork,
       })

@@ -110,6 +110,7 @@ export class BackgroundShell {
       encoding: null,
     })
     this.pid = this.#pty.pid
+    if (spec.launch.hasRelay) spec.tree.setRelay(this.pid)
     this.startedAt = new Date()
     const internals = this.#pty as unknown as UnixTerminalInternals
     this.#input = new TerminalInput(internals._fd, spec.typeQueueBytes)

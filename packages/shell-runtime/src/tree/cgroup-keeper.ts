@@ -24,6 +24,8 @@ class CgroupTree implements JobTree {
   readonly #stray: { needle: Buffer; after: number } | null
   readonly #release: (dir: string, isReusable: boolean) => void
   #isDisposed = false
+  /** hands' own relay, outside the cgroup with the marker: never a stray. */
+  #relay = 0
   /** Set once `cgroup.kill` was written: such a cgroup is never reused (see `dispose`). */
   #wasKilled = false
 
@@ -43,7 +45,11 @@ class CgroupTree implements JobTree {
   strays(): number[] {
     if (this.#stray === null) return []
     const inside = new Set(this.pids())
-    return scanMarked(this.#stray.needle, false, this.#stray.after).filter((p) => !inside.has(p))
+    return scanMarked(this.#stray.needle, false, this.#stray.after).filter((p) => !inside.has(p) && p !== this.#relay)
+  }
+
+  setRelay(pid: number): void {
+    this.#relay = pid
   }
 
   signalAll(signal: NodeJS.Signals): number[] {

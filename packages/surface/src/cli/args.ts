@@ -23,6 +23,8 @@ export const SESSION_FLAGS = {
   'allow-write': { type: 'string', multiple: true },
   'deny-read': { type: 'string', multiple: true },
   'no-network': { type: 'boolean' },
+  'memory-limit': { type: 'string' },
+  'process-limit': { type: 'string' },
   'code-tool': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
@@ -46,7 +48,9 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
   --confine MODE        how commands are confined to the roots: auto (default), landlock, bwrap, off
   --allow-write DIR     let commands write under DIR too, e.g. a package manager's cache (repeatable)
   --deny-read PATH      hide PATH from commands, beside the usual secret stores (repeatable)
-  --no-network          refuse commands TCP bind and connect (Landlock), or give them no network (bwrap)
+  --no-network          give commands no network: no socket but UNIX ones (Landlock), or a network namespace of their own (bwrap)
+  --memory-limit SIZE   memory all of a session's commands may use together; past it the OOM killer acts among them (cgroup)
+  --process-limit N     processes all of a session's commands may have at once (cgroup)
   --code-tool NAME      the harness's code tool named in descriptions (default python_execution); none for a harness without one
   -h, --help            this help`
 
@@ -126,6 +130,10 @@ export function sessionOptions(values: Record<string, unknown>): SurfaceOptions 
   const denyRead = values['deny-read'] as string[] | undefined
   if (denyRead?.length) options.denyRead = denyRead
   if (values['no-network'] === true) options.network = false
+  const memoryLimit = byteSize('memory-limit', values['memory-limit'] as string | undefined)
+  if (memoryLimit !== undefined) options.memoryLimit = memoryLimit
+  const processLimit = positiveInt('process-limit', values['process-limit'] as string | undefined)
+  if (processLimit !== undefined) options.processLimit = processLimit
   const codeTool = values['code-tool'] as string | undefined
   if (codeTool !== undefined) {
     if (codeTool.trim() === '') throw new UsageError(`--code-tool takes a tool name, or ${NO_CODE_TOOL} for a harness without one, got ""`)

@@ -84,6 +84,8 @@ async function serve(argv: string[]): Promise<number> {
   }
   sayWhereRootsComeFrom(options)
   // A mechanism asked for by name must work here before anything is served; `auto` is described once the tools are loaded.
+  // A custom attach directory is hidden from commands too (the default ones always are).
+  if (values['attach-dir'] !== undefined && values['no-attach'] !== true) options.privateDirs = [values['attach-dir']]
   const named = options.confine !== undefined && options.confine !== 'auto' ? await confinementOf(options) : undefined
   if (values.http === undefined) {
     for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'evict-idle-ms', 'max-body-bytes', 'allow-host'] as const) {

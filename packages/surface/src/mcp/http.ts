@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import { ErrorCode, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { AttachServer } from '../attach/server.ts'
@@ -245,6 +245,11 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
    * needs one.
    */
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const refusal = await peerRefusalOf(req.socket)
+    // The client may have gone while it was checked: nothing is left to answer (a GET stream
+    // registered now would never see its close).
+    if (req.socket.destroyed) return
+    if (refusal !== null) return reply(res, 403, SERVER_ERROR, `hands refuses this request: ${refusal}. Use it from outside the commands hands runs.`)
     const host = (req.headers.host ?? '').toLowerCase()
     if (hosts !== null && !hosts.includes(host)) {
       return reply(res, 403, SERVER_ERROR, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed; use ${hosts.join(' or ')} (more with --allow-host)`)
@@ -289,6 +294,26 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     return open(req, res, body)
   }
 
+  // Who is on the other end of each connection, asked once per connection as it opens: a command
+  // of any hands job (this server's or another's) must not drive this server's tools.
+  const peers = new WeakMap<Socket, Promise<string | null>>()
+  let isPeerCheckLost = false
+  const peerRefusalOf = (socket: Socket): Promise<string | null> => {
+    let found = peers.get(socket)
+    if (found === undefined) {
+      found = import('@hands/shell-runtime')
+        .then((m) => m.tcpPeerRefusal(socket))
+        .catch((e: unknown) => {
+          // Without the helper nothing can tell (and commands run unconfined anyway): say so once.
+          if (!isPeerCheckLost) process.stderr.write(`hands: cannot check who connects over HTTP: ${(e as Error).message}\n`)
+          isPeerCheckLost = true
+          return null
+        })
+      peers.set(socket, found)
+    }
+    return found
+  }
+
   const http: HttpServer = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
       if (res.headersSent) return
@@ -308,6 +333,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       reply(res, 500, SERVER_ERROR, 'internal error')
     })
   })
+  http.on('connection', (socket: Socket) => void peerRefusalOf(socket))
   http.keepAliveTimeout = KEEP_ALIVE_MS
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject)
