@@ -45,7 +45,9 @@ export const shellRun = defineTool({
   describe: ({ codeTool }) =>
     `Run \`${P.commands}\` as bash lines in order, each with its own exit, stdout and stderr; a failing line does not stop the rest. ` +
     `Long or interactive work goes to ${SHELL_BACKGROUND}. ` +
-    `Drive it from ${codeTool}: batch the commands, read r["${P.commands}"][i]["${P.stdout}"], print only what you need.`,
+    (codeTool === null
+      ? 'Batch related lines into one call, not one call each.'
+      : `Drive it from ${codeTool}: batch the commands, read r["${P.commands}"][i]["${P.stdout}"], print only what you need.`),
   input: ShellRunInput,
   result: ShellRunResult,
   call: [P.commands],
