@@ -40,6 +40,8 @@ export const LIMITS = {
   logsDefault: 200,
   /** Most tail lines one shell_logs call may return. */
   logsMax: 2000,
+  /** Paths of each kind an account of changes names (the rest are counted). */
+  changesListed: 10,
 } as const
 
 /** The host toggle that gates all five shell tools at once. */

@@ -1,17 +1,19 @@
 /*
  * hands-confine --effects FILE: what a job changes on disk, as the relay sees it. The job's seccomp
  * filter sends every call that can change the filesystem (an open that writes or creates, unlink,
- * rename, mkdir, rmdir, symlink, link, truncate, mknod, and their *at forms) to the relay before
+ * rename, mkdir, rmdir, symlink, link, truncate, mknod, chmod, chown, utimes, the extended
+ * attributes, and their *at and fd forms) to the relay before
  * the kernel runs it. For each path it has not seen yet, the relay records the path (absolute,
  * as the job named it, resolved against the caller's working directory or directory descriptor)
  * and what stood there before (lstat). The host compares that with what stands there when it
  * reads the record (the job's end, or a shell_logs): created, modified, deleted, renamed.
  *
  * The record (FILE, written only by the relay, in the session's spool, which jobs cannot write):
- * one entry per path first seen, `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <path>\0`
- * (type: f d l o; exists 0 with zeros when nothing was there), and these lines when they happen:
+ * one entry per path first seen, `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <path>\0`
+ * (type: f d l o; perm: the mode's low 12 bits; exists 0 with zeros when nothing was there), and these lines when they happen:
  *   `! unreadable <n>\0`  calls whose path could not be read (a process that hides its memory)
  *   `! limit <n>\0`       calls past the limit on distinct paths (counted, not named)
+ *   `R <from>\0<to>\0`     each rename the job asked for (the host pairs renames only along these)
  *   `! unobserved\0`      (at the end) the job's filter had no supervisor: nothing was seen
  * Each count line gives the count so far; the last one holds.
  * It is flushed every 100 ms while the job runs and when the relay ends.
@@ -203,28 +205,33 @@ static size_t join_clean(const char *base, size_t base_n, const char *rel, char 
   return n;
 }
 
-static void record_path(long pid, u64 path_addr, long dirfd) {
-  static char rel[PATH_MAX_BYTES], base[PATH_MAX_BYTES], abs[PATH_MAX_BYTES];
-  long rn = read_string(pid, path_addr, rel, sizeof rel);
+/* Record the path at `path_addr` of `pid` (relative to `dirfd`) into `abs`, the first time it is
+ * seen with what stands there now; its length, or 0 when it could not be read. */
+static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs) {
+  static char rel[PATH_MAX_BYTES], base[PATH_MAX_BYTES];
+  /* No path (an fd form, or utimensat's NULL): the entry the descriptor names. */
+  long rn = path_addr == 0 ? (rel[0] = 0) : read_string(pid, path_addr, rel, sizeof rel);
   if (rn < 0) {
     n_unreadable++;
-    return;
+    return 0;
   }
   long bn = 0;
   if (rel[0] != '/') {
     bn = base_dir(pid, dirfd, base, sizeof base);
     if (bn < 0) {
       n_unreadable++;
-      return;
+      return 0;
     }
+    /* A descriptor of a pipe, socket or anonymous inode: no entry on disk. */
+    if (base[0] != '/') return 0;
   }
-  size_t n = join_clean(base, (size_t)bn, rel, abs, sizeof abs);
-  if (n == 0 || !first_sight(abs, n)) return;
+  size_t n = join_clean(base, (size_t)bn, rel, abs, PATH_MAX_BYTES);
+  if (n == 0 || !first_sight(abs, n)) return n;
   struct statx st;
   memset(&st, 0, sizeof st);
-  long r = sys6(__NR_statx, AT_FDCWD, (long)abs, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME, (long)&st, 0);
+  long r = sys6(__NR_statx, AT_FDCWD, (long)abs, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME, (long)&st, 0);
   if (r != 0) {
-    append("0 - 0 0 0 0 0 ", 14);
+    append("0 - 0 0 0 0 0 0 0 0 ", 20);
   } else {
     unsigned type = st.stx_mode & S_IFMT;
     append("1 ", 2);
@@ -236,8 +243,12 @@ static void record_path(long pid, u64 path_addr, long dirfd) {
     append_num(st.stx_size), append(" ", 1);
     append_num((u64)st.stx_mtime.tv_sec * 1000000000ULL + st.stx_mtime.tv_nsec), append(" ", 1);
     append_num((u64)st.stx_ctime.tv_sec * 1000000000ULL + st.stx_ctime.tv_nsec), append(" ", 1);
+    append_num(st.stx_mode & 07777), append(" ", 1);
+    append_num(st.stx_uid), append(" ", 1);
+    append_num(st.stx_gid), append(" ", 1);
   }
   append(abs, n + 1);
+  return n;
 }
 
 void effects_record(long pid, __u32 arch, int nr, const u64 *args) {
@@ -258,8 +269,13 @@ void effects_record(long pid, __u32 arch, int nr, const u64 *args) {
     if ((flags & (01 | 02 | 0100 | 01000 | 020000000)) == 0) return;
   }
   /* A dirfd is an int; AT_FDCWD is -100. */
-  record_path(pid, args[(int)call->path], call->dirfd < 0 ? -100 : (long)(int)args[(int)call->dirfd]);
-  if (call->path2 >= 0) record_path(pid, args[(int)call->path2], call->dirfd2 < 0 ? -100 : (long)(int)args[(int)call->dirfd2]);
+  static char from[PATH_MAX_BYTES], to[PATH_MAX_BYTES];
+  size_t n = record_path(pid, call->path < 0 ? 0 : args[(int)call->path], call->dirfd < 0 ? -100 : (long)(int)args[(int)call->dirfd], from);
+  if (call->path2 < 0) return;
+  size_t m = record_path(pid, args[(int)call->path2], call->dirfd2 < 0 ? -100 : (long)(int)args[(int)call->dirfd2], to);
+  /* A rename, each one: the host pairs what left one name with what arrived at the other only along these. */
+  if (n == 0 || m == 0) return;
+  append("R ", 2), append(from, n + 1), append(to, m + 1);
 }
 
 void effects_close(int is_observed) {

@@ -66,10 +66,23 @@ static const struct table i386 = {
 #ifndef __NR_openat2
 #define __NR_openat2 437
 #endif
+#ifndef __NR_chmod
+#define __NR_chmod -1
+#define __NR_chown -1
+#define __NR_lchown -1
+#define __NR_utime -1
+#define __NR_utimes -1
+#define __NR_futimesat -1
+#endif
+/* Numbered alike in every table since 5.x (asm-generic). */
+#define NR_FCHMODAT2 452
+#define NR_SETXATTRAT 463
+#define NR_REMOVEXATTRAT 466
 
 /* Argument positions of a call that changes the filesystem (-1: none; a dirfd of -1 means the
  * working directory): the path it changes, a second one (a rename's destination), and where
- * open's flags are (such a call changes nothing unless they ask to write or create). */
+ * open's flags are (such a call changes nothing unless they ask to write or create). A call with
+ * no path argument (fchmod) changes the entry its descriptor, in the dirfd position, names. */
 #define CALL(nr, path, dirfd, path2, dirfd2, flags) {nr, path, dirfd, path2, dirfd2, flags}
 static const struct effect_call native_calls[] = {
   CALL(__NR_open, 0, -1, -1, -1, 1),
@@ -91,6 +104,26 @@ static const struct effect_call native_calls[] = {
   CALL(__NR_truncate, 0, -1, -1, -1, -1),
   CALL(__NR_mknod, 0, -1, -1, -1, -1),
   CALL(__NR_mknodat, 1, 0, -1, -1, -1),
+  CALL(__NR_chmod, 0, -1, -1, -1, -1),
+  CALL(__NR_fchmod, -1, 0, -1, -1, -1),
+  CALL(__NR_fchmodat, 1, 0, -1, -1, -1),
+  CALL(NR_FCHMODAT2, 1, 0, -1, -1, -1),
+  CALL(__NR_chown, 0, -1, -1, -1, -1),
+  CALL(__NR_lchown, 0, -1, -1, -1, -1),
+  CALL(__NR_fchown, -1, 0, -1, -1, -1),
+  CALL(__NR_fchownat, 1, 0, -1, -1, -1),
+  CALL(__NR_utime, 0, -1, -1, -1, -1),
+  CALL(__NR_utimes, 0, -1, -1, -1, -1),
+  CALL(__NR_futimesat, 1, 0, -1, -1, -1),
+  CALL(__NR_utimensat, 1, 0, -1, -1, -1),
+  CALL(__NR_setxattr, 0, -1, -1, -1, -1),
+  CALL(__NR_lsetxattr, 0, -1, -1, -1, -1),
+  CALL(__NR_fsetxattr, -1, 0, -1, -1, -1),
+  CALL(NR_SETXATTRAT, 1, 0, -1, -1, -1),
+  CALL(__NR_removexattr, 0, -1, -1, -1, -1),
+  CALL(__NR_lremovexattr, 0, -1, -1, -1, -1),
+  CALL(__NR_fremovexattr, -1, 0, -1, -1, -1),
+  CALL(NR_REMOVEXATTRAT, 1, 0, -1, -1, -1),
 };
 #if defined(__x86_64__)
 static const struct effect_call i386_calls[] = {
@@ -99,6 +132,16 @@ static const struct effect_call i386_calls[] = {
   CALL(353, 1, 0, 3, 2, -1),     CALL(39, 0, -1, -1, -1, -1),  CALL(296, 1, 0, -1, -1, -1), CALL(40, 0, -1, -1, -1, -1),
   CALL(83, 1, -1, -1, -1, -1),   CALL(304, 2, 1, -1, -1, -1),  CALL(9, 1, -1, -1, -1, -1),  CALL(303, 3, 2, -1, -1, -1),
   CALL(92, 0, -1, -1, -1, -1),   CALL(193, 0, -1, -1, -1, -1), CALL(14, 0, -1, -1, -1, -1), CALL(297, 1, 0, -1, -1, -1),
+  /* chmod fchmod fchmodat fchmodat2; chown lchown fchown (16-bit ids), their 32-bit forms, fchownat */
+  CALL(15, 0, -1, -1, -1, -1),   CALL(94, -1, 0, -1, -1, -1),  CALL(306, 1, 0, -1, -1, -1), CALL(452, 1, 0, -1, -1, -1),
+  CALL(182, 0, -1, -1, -1, -1),  CALL(16, 0, -1, -1, -1, -1),  CALL(95, -1, 0, -1, -1, -1), CALL(212, 0, -1, -1, -1, -1),
+  CALL(198, 0, -1, -1, -1, -1),  CALL(207, -1, 0, -1, -1, -1), CALL(298, 1, 0, -1, -1, -1),
+  /* utime utimes futimesat utimensat utimensat_time64 */
+  CALL(30, 0, -1, -1, -1, -1),   CALL(271, 0, -1, -1, -1, -1), CALL(299, 1, 0, -1, -1, -1), CALL(320, 1, 0, -1, -1, -1),
+  CALL(412, 1, 0, -1, -1, -1),
+  /* setxattr lsetxattr fsetxattr setxattrat removexattr lremovexattr fremovexattr removexattrat */
+  CALL(226, 0, -1, -1, -1, -1),  CALL(227, 0, -1, -1, -1, -1), CALL(228, -1, 0, -1, -1, -1), CALL(463, 1, 0, -1, -1, -1),
+  CALL(235, 0, -1, -1, -1, -1),  CALL(236, 0, -1, -1, -1, -1), CALL(237, -1, 0, -1, -1, -1), CALL(466, 1, 0, -1, -1, -1),
 };
 #endif
 #define N_CALLS(a) (int)(sizeof a / sizeof a[0])
@@ -144,7 +187,7 @@ int supervised_kind(__u32 arch, int nr) {
  * path to an allowed call are what each job start pays.
  */
 
-static struct sock_filter prog[512];
+static struct sock_filter prog[1024];
 static int n;
 static int overflow;
 
@@ -189,7 +232,7 @@ struct rule {
   int ja; /* the jump to the body in the search tree, patched once bodies are laid out */
 };
 
-static struct rule rules[64];
+static struct rule rules[128];
 static int n_rules;
 
 static void rule(int nr, enum body body, int arg, __u32 value) {

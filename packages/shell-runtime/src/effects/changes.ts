@@ -11,17 +11,33 @@ export function stateNow(path: string): PathState {
   const st = lstatSync(path, { bigint: true, throwIfNoEntry: false })
   if (st === undefined) return NOTHING
   const type = st.isFile() ? 'file' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : 'other'
-  return { exists: true, type, dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs }
+  return {
+    exists: true,
+    type,
+    dev: st.dev,
+    ino: st.ino,
+    size: st.size,
+    mtimeNs: st.mtimeNs,
+    ctimeNs: st.ctimeNs,
+    perm: Number(st.mode & 0o7777n),
+    uid: Number(st.uid),
+    gid: Number(st.gid),
+  }
 }
 
 const isUnder = (dir: string, path: string) => path === dir || path.startsWith(dir === '/' ? '/' : `${dir}/`)
 const identity = (s: PathState) => `${s.dev}:${s.ino}`
 
-/** True when the entry at a path changed between `a` and `b` (a directory only when it was made, removed or replaced). */
+/**
+ * True when the entry at a path changed between `a` and `b`. A directory counts as changed only
+ * when it was made, removed, replaced, or given other permissions or owner: what is added inside
+ * it is reported by its own path.
+ */
 function isChanged(a: PathState, b: PathState): boolean {
   if (a.exists !== b.exists) return true
   if (!a.exists) return false
   if (a.type !== b.type || a.ino !== b.ino || a.dev !== b.dev) return true
+  if (a.perm !== b.perm || a.uid !== b.uid || a.gid !== b.gid) return true
   if (a.type === 'dir') return false
   return a.size !== b.size || a.mtimeNs !== b.mtimeNs || a.ctimeNs !== b.ctimeNs
 }
@@ -48,6 +64,8 @@ export interface Observation {
  */
 export function changesBetween(input: {
   paths: Iterable<string>
+  /** The renames the job asked for ([from, to]): a deleted entry is paired only along these. */
+  renames: ReadonlyArray<readonly [string, string]>
   before: (path: string) => PathState
   now: (path: string) => PathState
   roots: readonly string[]
@@ -72,37 +90,53 @@ export function changesBetween(input: {
     else if (!b.exists) deleted.push([path, a])
     else modified.push([path, b])
   }
-  // A deleted entry that stands at another name now was renamed there.
+  // A deleted entry that stands, the same inode, at a name its renames lead to was renamed there
+  // (the same inode number alone could be a new file reusing it).
+  const next = new Map<string, string[]>()
+  for (const [from, to] of input.renames) next.set(from, [...(next.get(from) ?? []), to])
+  const arrived = new Map<string, [string, PathState]>()
+  for (const entry of [...created, ...modified]) arrived.set(entry[0], entry)
   const renamed: Array<{ from: string; to: string; state: PathState }> = []
-  const byIdentity = new Map<string, number>()
-  for (const [i, [, s]] of deleted.entries()) byIdentity.set(identity(s), i)
-  const taken = new Set<number>()
-  const pairUp = (list: Array<[string, PathState]>) =>
-    list.filter(([to, s]) => {
-      const i = byIdentity.get(identity(s))
-      if (i === undefined || taken.has(i)) return true
-      taken.add(i)
-      renamed.push({ from: (deleted[i] as [string, PathState])[0], to, state: s })
-      return false
-    })
-  const createdLeft = pairUp(created)
-  const modifiedLeft = pairUp(modified)
-  const deletedLeft = deleted.filter((_, i) => !taken.has(i))
+  const landed = new Set<string>()
+  const deletedLeft = deleted.filter(([from, s]) => {
+    const seen = new Set([from])
+    let frontier = [from]
+    for (let depth = 0; depth < 16 && frontier.length > 0; depth++) {
+      const following: string[] = []
+      for (const p of frontier) {
+        for (const to of next.get(p) ?? []) {
+          const hit = arrived.get(to)
+          if (hit !== undefined && !landed.has(to) && identity(hit[1]) === identity(s)) {
+            landed.add(to)
+            renamed.push({ from, to, state: hit[1] })
+            return false
+          }
+          if (!seen.has(to)) seen.add(to), following.push(to)
+        }
+      }
+      frontier = following
+    }
+    return true
+  })
+  const createdLeft = created.filter(([p]) => !landed.has(p))
+  const modifiedLeft = modified.filter(([p]) => !landed.has(p))
 
   const show = (path: string, s: PathState) => {
     const rel = relative(workspace, path)
     const shown = rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : rel
     return s.type === 'dir' ? `${shown}/` : shown
   }
-  /** The first CHANGES_LISTED, leaving out what lies under a directory listed before it. */
+  /** The first CHANGES_LISTED, leaving out what lies under a directory of the same list. */
   const name = (list: Array<[string, PathState]>) => {
+    const dirs = new Set(list.filter(([, s]) => s.type === 'dir').map(([p]) => p))
+    const isInside = (path: string) => {
+      for (let at = path.lastIndexOf('/'); at > 0; at = path.lastIndexOf('/', at - 1)) if (dirs.has(path.slice(0, at))) return true
+      return false
+    }
     const out: string[] = []
-    const dirs: string[] = []
     for (const [path, s] of list) {
       if (out.length === CHANGES_LISTED) break
-      if (dirs.some((d) => isUnder(d, path))) continue
-      out.push(show(path, s))
-      if (s.type === 'dir') dirs.push(path)
+      if (!isInside(path)) out.push(show(path, s))
     }
     return out
   }
@@ -119,6 +153,20 @@ export function changesBetween(input: {
     counts: { created: createdLeft.length, modified: modifiedLeft.length, deleted: deletedLeft.length, renamed: renamed.length },
     outside_roots: outside,
     is_complete: limits.length === 0,
-    note: limits.length === 0 ? null : `${limits.join('; ')}.`,
+    note: limits.length === 0 ? null : sentence(limits.join('; ')),
   }
+}
+
+const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}.`
+
+/** The account of a job that changed nothing (one never started). */
+export const NO_CHANGES: Changes = {
+  created: [],
+  modified: [],
+  deleted: [],
+  renamed: [],
+  counts: { created: 0, modified: 0, deleted: 0, renamed: 0 },
+  outside_roots: 0,
+  is_complete: true,
+  note: null,
 }

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 
-/** What stood at a path: nothing, or an entry of this type, identity, size and times. */
+/** What stood at a path: nothing, or an entry of this type, identity, size, times, permissions and owner. */
 export interface PathState {
   exists: boolean
   type: 'file' | 'dir' | 'symlink' | 'other' | null
@@ -9,9 +9,13 @@ export interface PathState {
   size: bigint
   mtimeNs: bigint
   ctimeNs: bigint
+  /** The mode's low 12 bits. */
+  perm: number
+  uid: number
+  gid: number
 }
 
-export const NOTHING: PathState = { exists: false, type: null, dev: 0n, ino: 0n, size: 0n, mtimeNs: 0n, ctimeNs: 0n }
+export const NOTHING: PathState = { exists: false, type: null, dev: 0n, ino: 0n, size: 0n, mtimeNs: 0n, ctimeNs: 0n, perm: 0, uid: 0, gid: 0 }
 
 const TYPES: Record<string, PathState['type']> = { f: 'file', d: 'dir', l: 'symlink', o: 'other' }
 
@@ -25,6 +29,8 @@ export class EffectsRecord {
   readonly file: string
   /** Paths in the order first seen, each with what stood there before. */
   readonly paths = new Map<string, PathState>()
+  /** Every rename the job asked for, in order: [from, to]. */
+  readonly renames: Array<[string, string]> = []
   /** Calls whose path could not be read (a process that hides its memory). */
   unreadable = 0
   /** Calls past the relay's limit on distinct paths (counted, not named). */
@@ -35,6 +41,8 @@ export class EffectsRecord {
   isPresent = false
   #offset = 0
   #pending = Buffer.alloc(0)
+  /** The source of a rename whose destination is the next entry. */
+  #renameFrom: string | null = null
 
   constructor(file: string) {
     this.file = file
@@ -73,6 +81,15 @@ export class EffectsRecord {
   }
 
   #entry(text: string): void {
+    if (this.#renameFrom !== null) {
+      this.renames.push([this.#renameFrom, text])
+      this.#renameFrom = null
+      return
+    }
+    if (text.startsWith('R ')) {
+      this.#renameFrom = text.slice(2)
+      return
+    }
     if (text.startsWith('! ')) {
       const [, what, count] = text.split(' ')
       if (what === 'unreadable') this.unreadable = Number(count)
@@ -80,10 +97,10 @@ export class EffectsRecord {
       else if (what === 'unobserved') this.isUnobserved = true
       return
     }
-    // `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <path>`: the path is the rest.
+    // `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <path>`: the path is the rest.
     const fields: string[] = []
     let at = 0
-    for (let k = 0; k < 7; k++) {
+    for (let k = 0; k < 10; k++) {
       const space = text.indexOf(' ', at)
       if (space < 0) return
       fields.push(text.slice(at, space))
@@ -91,11 +108,22 @@ export class EffectsRecord {
     }
     const path = text.slice(at)
     if (path === '' || this.paths.has(path)) return
-    const [exists, type, dev, ino, size, mtime, ctime] = fields as [string, string, string, string, string, string, string]
+    const [exists, type, dev, ino, size, mtime, ctime, perm, uid, gid] = fields as [string, string, string, string, string, string, string, string, string, string]
     this.paths.set(
       path,
       exists === '1'
-        ? { exists: true, type: TYPES[type] ?? 'other', dev: BigInt(dev), ino: BigInt(ino), size: BigInt(size), mtimeNs: BigInt(mtime), ctimeNs: BigInt(ctime) }
+        ? {
+            exists: true,
+            type: TYPES[type] ?? 'other',
+            dev: BigInt(dev),
+            ino: BigInt(ino),
+            size: BigInt(size),
+            mtimeNs: BigInt(mtime),
+            ctimeNs: BigInt(ctime),
+            perm: Number(perm),
+            uid: Number(uid),
+            gid: Number(gid),
+          }
         : NOTHING,
     )
   }

@@ -28,6 +28,18 @@ export interface ToolExamples<N extends ToolName> {
 /** The workspace root of the examples. */
 const W = '/w'
 
+type Changes = ToolResult<'shell_run'>['commands'][number]['changes']
+/** Nothing changed, and everything was seen. */
+const UNCHANGED: Changes = {
+  created: [],
+  modified: [],
+  deleted: [],
+  renamed: [],
+  counts: { created: 0, modified: 0, deleted: 0, renamed: 0 },
+  outside_roots: 0,
+  is_complete: true,
+  note: null,
+}
 const COMMAND: ToolResult<'shell_run'>['commands'][number] = {
   command: 'echo hi',
   stdout: 'hi\n',
@@ -35,6 +47,7 @@ const COMMAND: ToolResult<'shell_run'>['commands'][number] = {
   exit: 0,
   duration_ms: 3,
   timed_out: false,
+  changes: UNCHANGED,
   note: null,
 }
 const RUN: ToolResult<'shell_run'> = { cwd: W, commands: [COMMAND], exit: 0, duration_ms: 4, timed_out: false }
@@ -56,7 +69,7 @@ const LOGS: ToolResult<'shell_logs'> = {
   exit: null,
 }
 const TYPE: ToolResult<'shell_type'> = { id: 'py', text: 'print(1)', is_enter: true, status: 'running' }
-const STOP: ToolResult<'shell_stop'> = { id: 'npm', status: 'stopped', exit: 143, note: 'Killed by SIGTERM (exit 143).' }
+const STOP: ToolResult<'shell_stop'> = { id: 'npm', status: 'stopped', exit: 143, changes: UNCHANGED, note: 'Killed by SIGTERM (exit 143).' }
 
 const ROOTS_HINT = `Use a path inside the allowed roots: relative to the workspace root ${W}, or absolute under ${W}.`
 const LONG_WORK = 'Run long work with shell_background and read it with shell_logs.'
@@ -134,6 +147,81 @@ export const RENDER_EXAMPLES: { [N in ToolName]: ToolExamples<N> } = {
           exit: null,
           duration_ms: 120_010,
           timed_out: true,
+        },
+      },
+      {
+        example: 'what commands changed on disk: a few paths, a rename, an install past the listed paths, changes outside the roots',
+        workspace: W,
+        result: {
+          ...RUN,
+          commands: [
+            {
+              ...COMMAND,
+              command: 'python fix.py',
+              stdout: '',
+              changes: {
+                ...UNCHANGED,
+                created: ['new.txt'],
+                modified: ['keep.txt', 'src/'],
+                deleted: ['old.txt'],
+                renamed: [{ from: 'draft.md', to: 'docs/final.md' }],
+                counts: { created: 1, modified: 2, deleted: 1, renamed: 1 },
+              },
+            },
+            {
+              ...COMMAND,
+              command: 'npm install',
+              stdout: 'added 1204 packages\n',
+              changes: {
+                ...UNCHANGED,
+                created: ['node_modules/', 'package-lock.json'],
+                modified: ['package.json'],
+                counts: { created: 1206, modified: 1, deleted: 0, renamed: 0 },
+                outside_roots: 3,
+              },
+            },
+            {
+              ...COMMAND,
+              command: 'touch $\'a\\nb\' && for i in $(seq 12); do touch f$i; done',
+              stdout: '',
+              changes: {
+                ...UNCHANGED,
+                created: ['a\nb', 'f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8', 'f9'],
+                counts: { created: 13, modified: 0, deleted: 0, renamed: 0 },
+              },
+            },
+          ],
+        },
+      },
+      {
+        example: 'changes the observer could not see, or not all of',
+        workspace: W,
+        result: {
+          ...RUN,
+          commands: [
+            {
+              ...COMMAND,
+              command: 'make',
+              stdout: '',
+              changes: {
+                ...UNCHANGED,
+                modified: ['out.bin'],
+                counts: { created: 0, modified: 1, deleted: 0, renamed: 0 },
+                is_complete: false,
+                note: '2 changes by a process that hides its memory could not be named.',
+              },
+            },
+            {
+              ...COMMAND,
+              command: './setup.sh',
+              stdout: '',
+              changes: {
+                ...UNCHANGED,
+                is_complete: false,
+                note: 'Not observed: commands run unconfined, and seeing their calls would take no_new_privs, which stops sudo.',
+              },
+            },
+          ],
         },
       },
       {
@@ -226,6 +314,14 @@ export const RENDER_EXAMPLES: { [N in ToolName]: ToolExamples<N> } = {
       { example: 'stopped, with a note', result: STOP },
       { example: 'a shell that had exited', result: { ...STOP, id: 'build', status: 'exited', exit: 0, note: null } },
       { example: 'no exit known', result: { ...STOP, exit: null, note: null } },
+      {
+        example: 'what the shell changed while it ran',
+        result: {
+          ...STOP,
+          id: 'dev',
+          changes: { ...UNCHANGED, created: ['dist/'], modified: ['.cache/'], counts: { created: 1, modified: 1, deleted: 0, renamed: 0 } },
+        },
+      },
     ],
     invalidInputs: [{ example: 'an empty id', input: { id: '' } }],
     errors: [
