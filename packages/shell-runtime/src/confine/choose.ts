@@ -67,7 +67,16 @@ const installHelper = (helper: string, spoolDir: string) => copyHelper(helper, s
  * unconfined with the reason. An explicit `landlock` or `bwrap` that cannot work here throws
  * (a host configuration error); `off` never probes.
  */
-export function chooseConfiner(input: {
+export function chooseConfiner(input: Parameters<typeof pick>[0]): Confiner {
+  const chosen = pick(input)
+  const changes =
+    chosen.unobservedWhy === null
+      ? "changes on disk: each command's, seen by the helper as it makes them, are in its result"
+      : `gap: what commands change on disk is not reported (${chosen.unobservedWhy.replace(/^not observed: /, '')})`
+  return { ...chosen, summary: `${chosen.summary}\n${changes}` }
+}
+
+function pick(input: {
   mode: ConfineMode
   policy: ConfinePolicy
   env: Record<string, string | undefined>

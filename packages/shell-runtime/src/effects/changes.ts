@@ -25,6 +25,9 @@ export function stateNow(path: string): PathState {
   }
 }
 
+/** Kernel file systems: what a job writes there (bubblewrap's uid_map, a /dev/null) is not a change on disk. */
+const NOT_DISK = ['/dev', '/proc', '/sys']
+
 const isUnder = (dir: string, path: string) => path === dir || path.startsWith(dir === '/' ? '/' : `${dir}/`)
 const identity = (s: PathState) => `${s.dev}:${s.ino}`
 
@@ -60,7 +63,7 @@ export interface Observation {
  * rename), paths relative to the workspace (absolute outside it), directories with a trailing
  * `/`, the first CHANGES_LISTED of each kind named and every one counted; a path created or
  * deleted under a directory created or deleted with it is counted but not named. Changes outside
- * the roots are counted apart (the session's TMPDIR and device nodes are not changes).
+ * the roots are counted apart (the session's TMPDIR, /dev, /proc and /sys are not changes).
  */
 export function changesBetween(input: {
   paths: Iterable<string>
@@ -83,7 +86,7 @@ export function changesBetween(input: {
     const b = input.now(path)
     if (!isChanged(a, b)) continue
     if (!roots.some((r) => isUnder(r, path))) {
-      if (!isUnder(tmpDir, path) && !isUnder('/dev', path) && a.type !== 'other' && b.type !== 'other') outside++
+      if (!isUnder(tmpDir, path) && !NOT_DISK.some((d) => isUnder(d, path)) && a.type !== 'other' && b.type !== 'other') outside++
       continue
     }
     if (!a.exists) created.push([path, b])
