@@ -160,8 +160,16 @@ describe('what the observer cannot see, it says', () => {
     expect(rt.confinement.summary).toMatch(/gap: what commands change on disk is not reported/)
   })
 
+  it('a host that leaves the observer out gets results that say so', async () => {
+    const { rt } = makeRuntime({ confine: MODES[0] ?? 'off', changes: false })
+    const c = (await rt.shell_run({ commands: ['echo x > x.txt'] })).commands[0]!.changes
+    expect(c).toMatchObject({ created: [], is_complete: false, note: 'Not observed: the host switched the account of changes off.' })
+    expect(rt.confinement.summary).toMatch(/gap: what commands change on disk is not reported \(the host switched the account of changes off\)/)
+    expect(() => makeRuntime({ changes: 'no' as unknown as boolean })).toThrow('changes must be true or false (got no)')
+  })
+
   it('an observed session says so in its summary', () => {
-    const { rt } = makeRuntime({ confine: MODES[0] })
+    const { rt } = makeRuntime({ confine: MODES[0] ?? 'off' })
     expect(rt.confinement.summary).toMatch(/changes on disk: each command's, seen by the helper as it makes them, are in its result/)
   })
 })

@@ -69,6 +69,8 @@ export interface SurfaceOptions extends ShellLimits {
   denyRead?: string[]
   /** The network for commands (default true); false gives them none (no socket but UNIX ones under Landlock, a network namespace of their own under bubblewrap). */
   network?: boolean
+  /** Report what each command changes on disk (default true); false leaves the observer out, and results say so. */
+  changes?: boolean
   /** Memory all of a session's commands may use together, in bytes (a cgroup; see docs/confinement.md). */
   memoryLimit?: number
   /** Processes all of a session's commands may have at once (a cgroup). */
@@ -177,12 +179,13 @@ export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool
 /** The confinement options of the shell runtime, from the surface's. */
 export function shellConfinement(
   options: SurfaceOptions,
-): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network' | 'memoryLimit' | 'processLimit' | 'privateDirs'> {
+): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network' | 'changes' | 'memoryLimit' | 'processLimit' | 'privateDirs'> {
   return {
     ...(options.confine !== undefined ? { confine: options.confine } : {}),
     ...(options.allowWrite ? { allowWrite: options.allowWrite } : {}),
     ...(options.denyRead ? { denyRead: options.denyRead } : {}),
     ...(options.network !== undefined ? { network: options.network } : {}),
+    ...(options.changes !== undefined ? { changes: options.changes } : {}),
     ...(options.memoryLimit !== undefined ? { memoryLimit: options.memoryLimit } : {}),
     ...(options.processLimit !== undefined ? { processLimit: options.processLimit } : {}),
     ...(options.privateDirs ? { privateDirs: options.privateDirs } : {}),

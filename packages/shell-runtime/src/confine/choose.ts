@@ -67,8 +67,10 @@ const installHelper = (helper: string, spoolDir: string) => copyHelper(helper, s
  * unconfined with the reason. An explicit `landlock` or `bwrap` that cannot work here throws
  * (a host configuration error); `off` never probes.
  */
-export function chooseConfiner(input: Parameters<typeof pick>[0]): Confiner {
-  const chosen = pick(input)
+export function chooseConfiner(input: Parameters<typeof pick>[0] & { isChanges: boolean }): Confiner {
+  const picked = pick(input)
+  // The host may leave the observer out (options.changes false): no job gets the filter then.
+  const chosen = input.isChanges ? picked : { ...picked, unobservedWhy: 'not observed: the host switched the account of changes off' }
   const changes =
     chosen.unobservedWhy === null
       ? "changes on disk: each command's, seen by the helper as it makes them, are in its result"

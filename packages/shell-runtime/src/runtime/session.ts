@@ -130,6 +130,7 @@ export class Session {
         bash: this.bash,
         spoolDir: this.spoolDir,
         cgroupMount: cgroup?.mount ?? null,
+        isChanges: this.options.isChanges,
       })
       this.keeper = this.#makeKeeper(cgroup)
       try {

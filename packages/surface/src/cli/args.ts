@@ -23,6 +23,7 @@ export const SESSION_FLAGS = {
   'allow-write': { type: 'string', multiple: true },
   'deny-read': { type: 'string', multiple: true },
   'no-network': { type: 'boolean' },
+  'no-changes': { type: 'boolean' },
   'memory-limit': { type: 'string' },
   'process-limit': { type: 'string' },
   'code-tool': { type: 'string' },
@@ -49,6 +50,7 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
   --allow-write DIR     let commands write under DIR too, e.g. a package manager's cache (repeatable)
   --deny-read PATH      hide PATH from commands, beside the usual secret stores (repeatable)
   --no-network          give commands no network: no socket but UNIX ones (Landlock), or a network namespace of their own (bwrap)
+  --no-changes          leave out the account of what each command changes on disk (its results then say so)
   --memory-limit SIZE   memory all of a session's commands may use together; past it the OOM killer acts among them (cgroup)
   --process-limit N     processes all of a session's commands may have at once (cgroup)
   --code-tool NAME      the harness's code tool named in descriptions (default python_execution); none for a harness without one
@@ -130,6 +132,7 @@ export function sessionOptions(values: Record<string, unknown>): SurfaceOptions 
   const denyRead = values['deny-read'] as string[] | undefined
   if (denyRead?.length) options.denyRead = denyRead
   if (values['no-network'] === true) options.network = false
+  if (values['no-changes'] === true) options.changes = false
   const memoryLimit = byteSize('memory-limit', values['memory-limit'] as string | undefined)
   if (memoryLimit !== undefined) options.memoryLimit = memoryLimit
   const processLimit = positiveInt('process-limit', values['process-limit'] as string | undefined)
