@@ -28,7 +28,7 @@ export const CALLS = [
 
 /** What the model must read back for each call, in call order, and whether it is a failure. */
 export const EXPECTED = [
-  { text: expect.stringMatching(/^exit 0 · \d+ ms · cwd \.\n\$ printf hello > a\.txt {2}\[exit 0 · \d+ ms\]$/), isError: false },
+  { text: expect.stringMatching(/^exit 0 · \d+ ms · cwd \.\n\$ printf hello > a\.txt {2}\[exit 0 · \d+ ms\]\nchanged 1: a\.txt \(created\)$/), isError: false },
   { text: 'copied a.txt → b.txt', isError: false },
   { text: expect.stringMatching(/^destination_exists: dest "b\.txt" already exists\. — Pass is_overwrite: true/), isError: true },
   {
