@@ -46,6 +46,9 @@ export const LIMITS = {
   logsMax: 2000,
 } as const
 
+/** What starts a shell_logs line whose beginning already left the history (only the oldest line returned can be cut). */
+export const CUT_LINE_MARK = '[… start of line cut …] '
+
 /** The host toggle that gates all five shell tools at once. */
 export const SHELL_TOGGLE = 'shell'
 

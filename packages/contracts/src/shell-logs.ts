@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox'
 import { defineTool } from './descriptor.ts'
-import { P, SHELL_LOGS } from './names.ts'
+import { CUT_LINE_MARK, P, SHELL_LOGS } from './names.ts'
 import { Exact, ExitCode, ShellId, Status, TailLines } from './schema-parts.ts'
 
 // input
@@ -17,11 +17,11 @@ export type ShellLogsInput = Static<typeof ShellLogsInput>
 export const ShellLogsResult = Exact({
   id: Type.String(),
   lines: Type.Array(Type.String(), {
-    description: 'The last lines, oldest first, as its terminal shows them: rows that scrolled off, then the screen.',
+    description: `The last lines, oldest first, as its terminal shows them: rows that scrolled off, then the screen; a long line is one line. A first line whose start left the history begins with \`${CUT_LINE_MARK.trim()}\`.`,
   }),
   dropped_lines: Type.Integer({
     minimum: 0,
-    description: 'Terminal rows that left the history since the previous read without being returned.',
+    description: 'Lines that left the history since the previous read without being returned.',
   }),
   is_screen: Type.Boolean({
     description: 'A full-screen program holds the terminal: lines are its screen rows, top to bottom, redrawn in place.',
