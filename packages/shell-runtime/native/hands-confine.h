@@ -116,6 +116,8 @@ int landlock_abi(long *err);
 int build_ruleset(int abi);
 /* The kept ruleset the stamp in `file` names, when the stamp still holds; else -1. */
 int kept_ruleset(const char *file);
+/* A ruleset that only scopes signals and abstract UNIX sockets to the job (ABI >= 6; else -1). */
+int scope_ruleset(int abi);
 /* Run as a session's ruleset keeper (see landlock.c); never returns. */
 __attribute__((noreturn)) void keep(const char *file, int abi);
 
@@ -124,9 +126,12 @@ __attribute__((noreturn)) void keep(const char *file, int abi);
 /* Install the job's seccomp filter on this process (and so on everything it starts). With
  * `is_supervised`, calls that name another process notify the supervisor: returns the listener's
  * descriptor, or -errno when the kernel cannot give one (then nothing is installed). Without it,
- * those calls are refused. `is_no_network`: only UNIX, netlink and TCP sockets can be made.
- * `is_signals`: the signal calls are supervised too (Landlock below ABI 6 does not scope them). */
-long install_filter(int is_supervised, int is_no_network, int is_signals);
+ * those calls are refused. `flags`: FILTER_* below. */
+long install_filter(int is_supervised, unsigned flags);
+/* What a filter covers beside io_uring, the keyrings and clone3 (always refused). */
+#define FILTER_PROCESSES 1  /* calls that name another process: supervised, or refused */
+#define FILTER_SIGNALS 2    /* the signal calls too (Landlock below ABI 6 does not scope them) */
+#define FILTER_NO_NETWORK 4 /* sockets other than UNIX and netlink refused */
 
 /* What a supervised call does, from its table and number: which argument names the target. */
 enum {
@@ -167,5 +172,6 @@ void send_listener(int channel, int listener);
 
 /* ---- peer.c: who is on the other end of a UNIX socket --------------------------------------- */
 __attribute__((noreturn)) void print_peer(int fd);
+__attribute__((noreturn)) void print_tcp_peer(unsigned server, unsigned client);
 
 #endif

@@ -87,11 +87,13 @@ static void add_rule_fd(int fd, int is_dir, u64 access, const char *path) {
 
 /* ---- the stamp: what a ruleset depends on ------------------------------------------------- */
 
-#define STAMP_MAGIC 0x31504d5453434821ULL /* "!HCSTMP1" */
+#define STAMP_MAGIC 0x32504d5453434821ULL /* "!HCSTMP2" */
 #define MAX_ENTRIES 512
 struct stamp_header {
   u64 magic;
   u64 policy;
+  /* The keeper's start time (clock ticks since boot): its pid alone could name a later process. */
+  u64 started;
   __s32 pid, fd;
   __u32 count, strings;
 };
@@ -166,28 +168,8 @@ static size_t hidden_used;
 static const char *hidden[MAX_HIDDEN];
 static int n_hidden;
 
-/*
- * Record what `path` really is (symlinks resolved through /proc/self/fd); nothing when it does
- * not exist — then the directory it would appear in is a dependency, so it is hidden once it does.
- */
-static void hide(const char *path) {
-  depend(path, 0);
-  int fd = (int)sys(__NR_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC);
-  if (fd < 0) {
-    char parent[4096];
-    size_t n = len(path);
-    if (n >= sizeof parent) return;
-    memcpy(parent, path, n + 1);
-    for (;;) {
-      while (n > 1 && parent[n - 1] != '/') n--;
-      if (n > 1) n--;
-      parent[n] = 0;
-      struct stamp_entry e = identify(parent, 0);
-      if (e.exists || n <= 1) break;
-    }
-    depend(parent, 1);
-    return;
-  }
+/* Add the real path of the open `fd` (resolved through /proc/self/fd), then `rest`, to the hidden paths. */
+static void hide_at(int fd, const char *rest, const char *path) {
   char link[64] = "/proc/self/fd/";
   size_t at = len(link);
   char digits[12];
@@ -197,15 +179,50 @@ static void hide(const char *path) {
   while (n > 0) link[at++] = digits[--n];
   link[at] = 0;
   char *dest = hidden_pool + hidden_used;
-  long room = (long)(sizeof hidden_pool - hidden_used) - 1;
+  long room = (long)(sizeof hidden_pool - hidden_used) - 1 - (long)len(rest);
   long got = room > 0 ? sys6(__NR_readlinkat, AT_FDCWD, (long)link, (long)dest, room, 0, 0) : -36;
-  sys(__NR_close, fd, 0, 0);
   if (got < 0) die("cannot resolve the hidden path", path, got);
   if (n_hidden == MAX_HIDDEN) die("too many hidden paths", 0, 0);
-  dest[got] = 0;
+  if (got == 1 && *rest) got = 0; /* "/" + "/name" */
+  size_t k = len(rest);
+  memcpy(dest + got, rest, k + 1);
+  got += (long)k;
   if (got == 1 && dest[0] == '/') return; /* hiding / would hide everything; refuse silently */
   hidden[n_hidden++] = dest;
   hidden_used += (size_t)got + 1;
+}
+
+/*
+ * Record what `path` really is (symlinks resolved through /proc/self/fd). When it does not exist,
+ * what it would be once made: its nearest existing ancestor resolved, then the rest. Either way the
+ * directories on the way to it are split (granted entry by entry), so a secret store made after a
+ * job started is not under any grant of that job; and that ancestor is a dependency, so the next
+ * job's ruleset hides the store itself.
+ */
+static void hide(const char *path) {
+  depend(path, 0);
+  int fd = (int)sys(__NR_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC);
+  if (fd >= 0) {
+    hide_at(fd, "", path);
+    sys(__NR_close, fd, 0, 0);
+    return;
+  }
+  char parent[4096];
+  size_t n = len(path);
+  if (n >= sizeof parent || path[0] != '/') return;
+  memcpy(parent, path, n + 1);
+  for (;;) {
+    while (n > 1 && parent[n - 1] != '/') n--;
+    if (n > 1) n--;
+    parent[n] = 0;
+    struct stamp_entry e = identify(parent, 0);
+    if (e.exists || n <= 1) break;
+  }
+  depend(parent, 1);
+  int parent_fd = (int)sys(__NR_openat, AT_FDCWD, parent, O_PATH | O_CLOEXEC);
+  if (parent_fd < 0) return;
+  hide_at(parent_fd, path + (n <= 1 ? 0 : n), path);
+  sys(__NR_close, parent_fd, 0, 0);
 }
 
 static int is_hidden(const char *path) {
@@ -312,6 +329,14 @@ int build_ruleset(int abi) {
   return ruleset;
 }
 
+int scope_ruleset(int abi) {
+  if (abi < 6) return -1;
+  struct ruleset_attr attr = {.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL};
+  long rs = sys(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+  if (rs < 0) die("cannot create the Landlock scope", 0, rs);
+  return (int)rs;
+}
+
 static char stamp_buf[sizeof(struct stamp_header) + sizeof entries + sizeof strings];
 
 /* Read a whole small file into stamp_buf; its size, or -1. */
@@ -330,12 +355,41 @@ static long read_stamp(const char *file) {
 }
 
 /* The kept ruleset named by the stamp in `file`, when the stamp still holds; else -1. */
+/* The start time of process `pid` (field 22 of /proc/PID/stat), or 0. */
+static u64 start_time(long pid) {
+  char path[64], buf[1024];
+  proc_path(path, pid, "stat");
+  long n = read_file(path, buf, sizeof buf - 1);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  long at = -1;
+  for (long i = 0; i < n; i++)
+    if (buf[i] == ')') at = i;
+  if (at < 0) return 0;
+  /* Fields after the command: state is field 3, the start time field 22. */
+  int field = 2;
+  for (long i = at + 1; i < n; i++) {
+    if (buf[i] != ' ') continue;
+    if (++field == 22) {
+      const char *p = buf + i + 1;
+      unsigned long long v;
+      return parse_u64(&p, &v) ? v : 0;
+    }
+  }
+  return 0;
+}
+
 int kept_ruleset(const char *file) {
   long size = read_stamp(file);
   if (size <= 0 || !stamp_holds(stamp_buf, size, policy_hash)) return -1;
   const struct stamp_header *h = (const struct stamp_header *)stamp_buf;
   long pidfd = sys(__NR_pidfd_open, h->pid, 0, 0);
   if (pidfd < 0) return -1;
+  /* The pidfd holds the process it names; it must be the keeper that wrote the stamp. */
+  if (h->started == 0 || start_time(h->pid) != h->started) {
+    sys(__NR_close, pidfd, 0, 0);
+    return -1;
+  }
   long fd = sys(__NR_pidfd_getfd, pidfd, h->fd, 0);
   sys(__NR_close, pidfd, 0, 0);
   return fd < 0 ? -1 : (int)fd;
@@ -345,6 +399,7 @@ int kept_ruleset(const char *file) {
 static void write_stamp(const char *file, int fd) {
   if (stamp.count > MAX_ENTRIES) return;
   stamp.magic = STAMP_MAGIC, stamp.policy = policy_hash, stamp.pid = (__s32)sys(__NR_getpid, 0, 0, 0), stamp.fd = fd;
+  stamp.started = start_time(stamp.pid);
   char tmp[4096];
   size_t n = len(file);
   if (n + 5 > sizeof tmp) return;

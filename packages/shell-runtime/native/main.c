@@ -27,13 +27,19 @@
  *                        UNIX, netlink and TCP;
  *   landlock             the ruleset applied;
  *   --expect-cwd D:I     refuse to run unless the working directory is device D, inode I;
+ *
+ * Inside bubblewrap (whose namespaces already keep the job from other processes and the network),
+ * the inner stage takes `--drop-caps` (the capability cut above), `--seccomp-basic` (only the
+ * filter's io_uring, keyring and clone3 refusals) and `--scope-only` (a Landlock domain that scopes
+ * signals and abstract UNIX sockets, ABI >= 6: bubblewrap shares the host's abstract namespace).
  *   descriptors          every descriptor but 0, 1, 2 and the --keep-fd ones is closed;
  *   exec PROGRAM ARGS    (argv[0] from --argv0).
  *
  * Any failure before the exec prints "hands-confine: ..." on stderr and exits 125: the program
  * never runs weaker than asked. `--probe` prints what the kernel offers ("landlock N [why]",
  * "seccomp supervised|refusing|none [why]"). `--keep STAMP POLICY...` runs as a session's ruleset
- * keeper (landlock.c). `--peer` describes the peer of the UNIX socket on stdin (peer.c).
+ * keeper (landlock.c). `--peer` describes the peer of the UNIX socket on stdin, `--tcp-peer SERVER
+ * CLIENT` the process on the client end of a loopback TCP connection (peer.c).
  *
  * Freestanding (no libc): it is exec'd before every command, and a static glibc's start-up alone
  * costs more than everything this program does. Linux x86-64 and arm64.
@@ -206,8 +212,8 @@ static int cgroup_dir_of(const char *procs) {
 
 __attribute__((noreturn)) static void usage(const char *why) {
   put("hands-confine: "), put(why);
-  put("\nusage: hands-confine [--probe] [--peer] [--oom-score-adj N] [--cgroup FILE] [--status-fd N] [--keep-fd N]... [--seccomp] "
-      "[--no-supervisor] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
+  put("\nusage: hands-confine [--probe] [--peer] [--tcp-peer SERVER CLIENT] [--oom-score-adj N] [--cgroup FILE] [--status-fd N] [--keep-fd N]... [--seccomp] "
+      "[--no-supervisor] [--drop-caps] [--seccomp-basic] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
       "[--scope] [--own-tty] [--ruleset-from STAMP]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n"
       "       hands-confine --keep STAMP POLICY...\n");
   flush(2);
@@ -259,6 +265,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
   const char *joins[8];
   int n_joins = 0;
   int is_landlock = 0, is_seccomp = 0, is_unsupervised = 0, is_own_tty = 0, status_fd = -1, abi_max = 1 << 30;
+  int is_drop_caps = 0, is_seccomp_basic = 0, is_scope_only = 0;
   long oom_adj = -1001;
 
   int i = 1;
@@ -275,9 +282,18 @@ __attribute__((used, noreturn)) void start(long *sp) {
     int is_valued = is_policy || is_number || eq(a, "--cgroup") || eq(a, "--join") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep");
     if (eq(a, "--probe")) probe();
     else if (eq(a, "--peer")) print_peer(0);
+    else if (eq(a, "--tcp-peer")) {
+      unsigned long long server, client;
+      const char *p = i + 2 < argc ? argv[i + 1] : "", *q = i + 2 < argc ? argv[i + 2] : "";
+      if (!parse_u64(&p, &server) || *p || !parse_u64(&q, &client) || *q || server > 65535 || client > 65535) usage("--tcp-peer takes SERVER_PORT CLIENT_PORT");
+      print_tcp_peer((unsigned)server, (unsigned)client);
+    }
     else if (eq(a, "--landlock")) is_landlock = 1;
     else if (eq(a, "--seccomp")) is_seccomp = 1;
     else if (eq(a, "--no-supervisor")) is_unsupervised = 1;
+    else if (eq(a, "--drop-caps")) is_drop_caps = 1;
+    else if (eq(a, "--seccomp-basic")) is_seccomp_basic = 1;
+    else if (eq(a, "--scope-only")) is_scope_only = 1;
     else if (eq(a, "--own-tty")) is_own_tty = 1;
     else if (eq(a, "--no-network")) policy.is_no_network = 1, hash_arg(a);
     else if (eq(a, "--scope")) policy.is_scope = 1, hash_arg(a);
@@ -317,11 +333,11 @@ __attribute__((used, noreturn)) void start(long *sp) {
   if (keep_file == 0 && i >= argc) usage("no PROGRAM after --");
 
   int abi = 0;
-  if (is_landlock || keep_file) {
+  if (is_landlock || keep_file || is_scope_only) {
     long err = 0;
     abi = landlock_abi(&err);
     if (abi > abi_max) abi = abi_max;
-    if (abi <= 0) die("Landlock is not available", 0, err ? err : -38);
+    if (abi <= 0 && (is_landlock || keep_file)) die("Landlock is not available", 0, err ? err : -38);
     if (keep_file) keep(keep_file, abi);
   }
   if (oom_adj >= -1000) raise_oom_score(oom_adj);
@@ -338,6 +354,8 @@ __attribute__((used, noreturn)) void start(long *sp) {
     }
     ruleset = ruleset_from ? kept_ruleset(ruleset_from) : -1;
     if (ruleset < 0) ruleset = build_ruleset(abi);
+  } else if (is_scope_only) {
+    ruleset = scope_ruleset(abi);
   }
 
   struct relay r = {-1, status_fd, is_seccomp && !is_unsupervised, -1, cgroup != 0};
@@ -349,24 +367,29 @@ __attribute__((used, noreturn)) void start(long *sp) {
   for (int k = 0; k < n_joins; k++) join_cgroup(joins[k]);
   if (status_fd >= 0) sys(__NR_close, status_fd, 0, 0);
 
-  if (is_landlock) drop_caps();
-  if (is_landlock || is_seccomp) {
+  if (is_landlock || is_drop_caps) drop_caps();
+  if (is_landlock || is_seccomp || is_seccomp_basic || ruleset >= 0) {
     long nnp = sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
     if (nnp != 0) die("cannot set no_new_privs", 0, nnp);
   }
   if (is_seccomp) {
     /* Below Landlock ABI 6 the supervisor answers for signals too (refusing them all would break
      * every `kill` of the job's own processes). */
-    long listener = r.channel >= 0 ? install_filter(1, policy.is_no_network, is_landlock && abi < 6) : -1;
+    unsigned flags = FILTER_PROCESSES | (policy.is_no_network ? FILTER_NO_NETWORK : 0);
+    long listener = r.channel >= 0 ? install_filter(1, flags | (is_landlock && abi < 6 ? FILTER_SIGNALS : 0)) : -1;
     if (listener >= 0) {
       send_listener(r.channel, (int)listener);
       sys(__NR_close, listener, 0, 0);
     } else {
       /* No supervisor (the kernel has none, another one holds this process, or no relay could
        * start): the calls it would have answered are refused instead. */
-      long s = install_filter(0, policy.is_no_network, 0);
+      long s = install_filter(0, flags);
       if (s != 0) die("cannot install the seccomp filter", 0, s);
     }
+  }
+  if (is_seccomp_basic) {
+    long s = install_filter(0, 0);
+    if (s != 0) die("cannot install the seccomp filter", 0, s);
   }
   if (r.channel >= 0) sys(__NR_close, r.channel, 0, 0);
   if (ruleset >= 0) {

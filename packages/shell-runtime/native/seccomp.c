@@ -9,9 +9,10 @@
  *
  * Always refused: io_uring_setup (ENOSYS, so programs fall back to plain system calls: io_uring's
  * operations pass no seccomp filter), the kernel keyrings (keyctl, add_key, request_key: secrets
- * of the user's session). With --no-network, sockets other than UNIX, netlink and TCP: Landlock
- * governs only TCP, so UDP, raw, MPTCP (EPROTONOSUPPORT, so programs fall back to TCP) and every
- * other family are refused where they are made.
+ * of the user's session), clone3 (ENOSYS: its arguments are in memory, where CLONE_INTO_CGROUP
+ * would start a child outside the job's cgroup). With --no-network, every socket but UNIX and
+ * netlink: Landlock governs TCP bind and connect only, which leaves UDP, raw, MPTCP, TCP Fast Open
+ * (sendto with MSG_FASTOPEN) and a listen() that binds by itself.
  */
 #include "hands-confine.h"
 
@@ -24,7 +25,7 @@
 struct table {
   __u32 arch;
   int prlimit64, setpriority, sched_setparam, sched_setscheduler, sched_setaffinity, sched_setattr, ioprio_set;
-  int pidfd_open, pidfd_send_signal, io_uring_setup, keyctl, add_key, request_key, socket, socketcall;
+  int pidfd_open, pidfd_send_signal, io_uring_setup, keyctl, add_key, request_key, socket, socketcall, clone3;
   int kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, fcntl, fcntl64, ioctl;
 };
 
@@ -36,13 +37,13 @@ struct table {
 
 static const struct table native = {
   NATIVE_ARCH, __NR_prlimit64, __NR_setpriority, __NR_sched_setparam, __NR_sched_setscheduler, __NR_sched_setaffinity,
-  __NR_sched_setattr, __NR_ioprio_set, 434, 424, 425, __NR_keyctl, __NR_add_key, __NR_request_key, __NR_socket, -1,
+  __NR_sched_setattr, __NR_ioprio_set, 434, 424, 425, __NR_keyctl, __NR_add_key, __NR_request_key, __NR_socket, -1, 435,
   __NR_kill, __NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo, __NR_fcntl, -1, __NR_ioctl,
 };
 #if defined(__x86_64__)
 /* 32-bit programs (int 0x80) on x86-64. */
 static const struct table i386 = {
-  AUDIT_ARCH_I386, 340, 97, 154, 156, 241, 351, 289, 434, 424, 425, 288, 286, 287, 359, 102, 37, 238, 270, 178, 335, 55, 221, 54,
+  AUDIT_ARCH_I386, 340, 97, 154, 156, 241, 351, 289, 434, 424, 425, 288, 286, 287, 359, 102, 435, 37, 238, 270, 178, 335, 55, 221, 54,
 };
 #endif
 
@@ -105,7 +106,7 @@ enum body {
   BODY_KILL,         /* go on for pid 0 or signal 0; else `value` */
   BODY_SETOWN,       /* F_SETOWN: `value`; F_SETOWN_EX: refused; else go on */
   BODY_IOCTL_OWNER,  /* FIOSETOWN, SIOCSPGRP: refused; else go on */
-  BODY_SOCKET,       /* UNIX, netlink and TCP only */
+  BODY_SOCKET,       /* UNIX and netlink only */
 };
 
 struct rule {
@@ -183,28 +184,31 @@ static void body(const struct rule *r) {
       return;
     case BODY_SOCKET: /* socket(domain, type, protocol) */
       LD(ARG_LO(0));
-      JEQ(1 /* AF_UNIX */, 3, 0);
-      JEQ(16 /* AF_NETLINK */, 2, 0);
-      JEQ(2 /* AF_INET */, 2, 0);
-      JEQ(10 /* AF_INET6 */, 1, 8);
+      JEQ(1 /* AF_UNIX */, 1, 0);
+      JEQ(16 /* AF_NETLINK */, 0, 1);
       RET(ALLOW);
-      LD(ARG_LO(2));
-      JEQ(262 /* IPPROTO_MPTCP */, 6, 0);
-      JEQ(0, 1, 0);
-      JEQ(6 /* IPPROTO_TCP */, 0, 3);
-      LD(ARG_LO(1));
-      emit(BPF_ALU | BPF_AND | BPF_K, 0xf, 0, 0); /* the type without SOCK_NONBLOCK / SOCK_CLOEXEC */
-      JEQ(1 /* SOCK_STREAM */, 2, 0);
       RET(ERRNO(13 /* EACCES */));
-      RET(ERRNO(93 /* EPROTONOSUPPORT */));
-      RET(ALLOW);
       return;
   }
 }
 
 /* The rules of one system call table, in no particular order. */
-static void collect(const struct table *t, __u32 action, int is_no_network, int is_signals) {
+static void collect(const struct table *t, __u32 action, unsigned flags) {
   n_rules = 0;
+  /* Always: io_uring (its operations pass no filter), the kernel keyrings (the session's
+   * secrets), and clone3, whose arguments sit in memory where the filter cannot see
+   * CLONE_INTO_CGROUP (a job could start a child in a cgroup of its choosing, outside its tree);
+   * ENOSYS makes libc fall back to clone(2). */
+  rule(t->io_uring_setup, BODY_RETURN, 0, ERRNO(38 /* ENOSYS */));
+  rule(t->keyctl, BODY_RETURN, 0, ERRNO(1));
+  rule(t->add_key, BODY_RETURN, 0, ERRNO(1));
+  rule(t->request_key, BODY_RETURN, 0, ERRNO(1));
+  rule(t->clone3, BODY_RETURN, 0, ERRNO(38));
+  if (flags & FILTER_NO_NETWORK) {
+    rule(t->socket, BODY_SOCKET, 0, 0);
+    rule(t->socketcall, BODY_RETURN, 0, ERRNO(13));
+  }
+  if (!(flags & FILTER_PROCESSES)) goto sort;
   rule(t->prlimit64, BODY_PRLIMIT, 0, action);
   rule(t->setpriority, BODY_WHICH_SELF, 0 /* PRIO_PROCESS */, action);
   rule(t->ioprio_set, BODY_WHICH_SELF, 1 /* IOPRIO_WHO_PROCESS */, action);
@@ -213,15 +217,7 @@ static void collect(const struct table *t, __u32 action, int is_no_network, int 
   rule(t->sched_setaffinity, BODY_SELF, 0, action);
   rule(t->sched_setattr, BODY_SELF, 0, action);
   rule(t->pidfd_open, BODY_RETURN, 0, action);
-  rule(t->io_uring_setup, BODY_RETURN, 0, ERRNO(38 /* ENOSYS */));
-  rule(t->keyctl, BODY_RETURN, 0, ERRNO(1));
-  rule(t->add_key, BODY_RETURN, 0, ERRNO(1));
-  rule(t->request_key, BODY_RETURN, 0, ERRNO(1));
-  if (is_no_network) {
-    rule(t->socket, BODY_SOCKET, 0, 0);
-    rule(t->socketcall, BODY_RETURN, 0, ERRNO(13));
-  }
-  if (is_signals) {
+  if (flags & FILTER_SIGNALS) {
     rule(t->kill, BODY_KILL, 0, action);
     rule(t->tkill, BODY_RETURN, 0, action);
     rule(t->tgkill, BODY_RETURN, 0, action);
@@ -233,6 +229,7 @@ static void collect(const struct table *t, __u32 action, int is_no_network, int 
     rule(t->fcntl64, BODY_SETOWN, 0, action);
     rule(t->ioctl, BODY_IOCTL_OWNER, 0, 0);
   }
+sort:
   for (int i = 1; i < n_rules; i++) /* sort by number */
     for (int j = i; j > 0 && rules[j - 1].nr > rules[j].nr; j--) {
       struct rule tmp = rules[j];
@@ -262,8 +259,8 @@ static void search(int lo, int hi) {
 }
 
 /* One table's part of the program: the search, then the bodies it jumps to. */
-static void table_part(const struct table *t, __u32 action, int is_no_network, int is_signals) {
-  collect(t, action, is_no_network, is_signals);
+static void table_part(const struct table *t, __u32 action, unsigned flags) {
+  collect(t, action, flags);
   LD(0 /* nr */);
   search(0, n_rules);
   for (int i = 0; i < n_rules && !overflow; i++) {
@@ -272,7 +269,7 @@ static void table_part(const struct table *t, __u32 action, int is_no_network, i
   }
 }
 
-static void build(__u32 action, int is_no_network, int is_signals) {
+static void build(__u32 action, unsigned flags) {
   n = 0, overflow = 0;
   LD(4 /* arch */);
   int to_native = n;
@@ -287,7 +284,7 @@ static void build(__u32 action, int is_no_network, int is_signals) {
   emit(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1);
   RET(ERRNO(38));
 #endif
-  table_part(&native, action, is_no_network, is_signals);
+  table_part(&native, action, flags);
   if (overflow) return;
   prog[to_other].k = (__u32)(n - to_other - 1);
 #if defined(__x86_64__)
@@ -295,7 +292,7 @@ static void build(__u32 action, int is_no_network, int is_signals) {
   JEQ(i386.arch, 1, 0);
   int to_unknown = n;
   emit(BPF_JMP | BPF_JA, 0, 0, 0);
-  table_part(&i386, action, is_no_network, is_signals);
+  table_part(&i386, action, flags);
   if (overflow) return;
   prog[to_unknown].k = (__u32)(n - to_unknown - 1);
 #endif
@@ -303,8 +300,8 @@ static void build(__u32 action, int is_no_network, int is_signals) {
   RET(ERRNO(38));
 }
 
-long install_filter(int is_supervised, int is_no_network, int is_signals) {
-  build(is_supervised ? SECCOMP_RET_USER_NOTIF : ERRNO(1), is_no_network, is_signals);
+long install_filter(int is_supervised, unsigned flags) {
+  build(is_supervised ? SECCOMP_RET_USER_NOTIF : ERRNO(1), flags);
   if (overflow) return -7; /* E2BIG: the program is fixed, so this is a build error */
   struct sock_fprog fprog = {.len = (unsigned short)n, .filter = prog};
   return sys(__NR_seccomp, SECCOMP_SET_MODE_FILTER, is_supervised ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0, &fprog);

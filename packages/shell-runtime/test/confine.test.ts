@@ -1,9 +1,13 @@
+import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { createServer, type AddressInfo } from 'node:net'
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { eventually, makeRuntime, MECHANISMS, tempDir } from './helpers.ts'
+import { packageDir } from '../src/confine/probe.ts'
+import { eventually, logsUntil, makeRuntime, MECHANISMS, tempDir } from './helpers.ts'
+
+const HELPER = join(packageDir(), 'native', 'bin', `${process.platform}-${process.arch}`, 'hands-confine')
 import type { ShellRuntime, ShellRuntimeOptions } from '../src/index.ts'
 
 const mechanisms = MECHANISMS
@@ -260,6 +264,51 @@ describe('confinement: the kept Landlock ruleset', () => {
     // The keeper notices within a second and builds again; jobs then take the new ruleset.
     await new Promise((r) => setTimeout(r, 1500))
     await check()
+  })
+})
+
+describe('confinement: secret stores made while a command runs', () => {
+  it('stay hidden from that command too, whether their folder existed or not', async () => {
+    if (!mechanisms.includes('landlock')) return
+    const home = tempDir('home')
+    mkdirSync(join(home, '.config')) // the folder of ~/.config/gh exists, the store does not yet
+    const { rt } = makeRuntime({ confine: 'landlock', hostEnv: { ...process.env, HOME: home } })
+    const stores = ['.config/gh/hosts.yml', '.kube/config', '.claude/.credentials.json', '.codex/auth.json']
+    const loop = stores.map((s) => `cat "$HOME/${s}" 2>/dev/null`).join('; ')
+    const b = await rt.shell_background({ commands: [`echo started; for i in $(seq 100); do ${loop}; sleep 0.05; done; echo done`] })
+    await logsUntil(rt, b.id, (l) => l.includes('started'))
+    for (const s of stores) {
+      mkdirSync(join(home, s, '..'), { recursive: true })
+      writeFileSync(join(home, s), `SECRET ${s}`)
+    }
+    const lines = await logsUntil(rt, b.id, (l) => l.includes('done'), 60_000)
+    expect(lines.join('\n')).not.toContain('SECRET')
+    const r = await rt.shell_run({ commands: stores.map((s) => `cat "$HOME/${s}"`) })
+    for (const c of r.commands) expect(c.stdout, c.command).toBe('')
+  })
+
+  it('stay hidden from a job of the helper that was already running, in a folder granted whole before', () => {
+    if (!mechanisms.includes('landlock')) return
+    const home = tempDir('home')
+    mkdirSync(join(home, '.config'))
+    mkdirSync(join(home, '.ssh'))
+    writeFileSync(join(home, '.ssh', 'id'), 'KEY')
+    const store = join(home, '.config', 'gh', 'hosts.yml')
+    // The job waits for the store to appear, then reads it.
+    const script = `while [ ! -e ${store} ]; do sleep 0.02; done; sleep 0.1; cat ${store}; echo "exit $?"`
+    const job = spawn(HELPER, ['--landlock', '--hide', join(home, '.ssh'), '--hide', join(home, '.config', 'gh'), '--', '/bin/bash', '-c', script])
+    let out = ''
+    job.stdout.on('data', (d: Buffer) => (out += d))
+    job.stderr.on('data', (d: Buffer) => (out += d))
+    const ended = new Promise((r) => job.once('close', r))
+    return (async () => {
+      await new Promise((r) => setTimeout(r, 300))
+      mkdirSync(join(home, '.config', 'gh'))
+      writeFileSync(store, 'SECRET')
+      await ended
+      expect(out).not.toContain('SECRET')
+      expect(out).toContain('Permission denied')
+    })()
   })
 })
 

@@ -42,8 +42,14 @@ interface Outcome {
 
 /** Run the pressure host inside `cgroup` (it joins before node starts). */
 function hostIn(cgroup: string, scenario: 'oom' | 'bomb'): Promise<Outcome> {
-  const node = [process.execPath, '--conditions=hands-source', '--import', 'tsx', join(FIXTURES, 'pressure-host.ts'), scenario, tempDir(scenario)]
-  const child = spawn('bash', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...node], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const root = tempDir(scenario)
+  const node = [process.execPath, '--conditions=hands-source', '--import', 'tsx', join(FIXTURES, 'pressure-host.ts'), scenario, root]
+  // HOME without a profile: the OOM killer or the bound must not stop a login shell midway through
+  // someone's profile (pyenv's rehash, say, leaves a lock that stalls every later login shell).
+  const child = spawn('bash', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...node], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, HOME: root },
+  })
   let out = ''
   let err = ''
   child.stdout.on('data', (d: Buffer) => (out += d))
@@ -139,8 +145,9 @@ describe('host limits on a session', () => {
 
   it('refuse to start, naming what they need, where no cgroup can hold them', async () => {
     const script = `import('${join(import.meta.dirname, '..', 'src', 'index.ts')}').then((m) => { try { m.createShellRuntime({ roots: ['/tmp'], memoryLimit: 1 << 30 }); console.log('started') } catch (e) { console.log(e.message) } })`
-    const prefix = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : []
-    const [file, ...args] = [...prefix, process.execPath, '--conditions=hands-source', '--import', 'tsx', '-e', script] as [string, ...string[]]
+    const prefix: string[] = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : []
+    const command = [...prefix, process.execPath, '--conditions=hands-source', '--import', 'tsx', '-e', script]
+    const [file, ...args] = command as [string, ...string[]]
     const out = await new Promise<string>((resolve) => {
       const c = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, HOME: '/tmp' } })
       let text = ''

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { shellRun } from '@hands/contracts'
 import { describe, expect, it } from 'vitest'
@@ -127,6 +127,48 @@ describe('shell_run', () => {
     expect(alive(Number(c?.stdout.trim().split(' ')[1]))).toBe(false)
     expect(r.commands[2]).toMatchObject({ command: 'echo never', exit: null, stdout: '', stderr: '', timed_out: false, duration_ms: 0 })
     expect(r.commands[2]?.note).toContain('Not started')
+  })
+
+  it('when its signal aborts, stops the running command with its whole tree, starts nothing after it, and the next call works', async () => {
+    const { rt, root } = makeRuntime({ stopGraceMs: 300 })
+    const cancel = new AbortController()
+    const pending = rt.shell_run(
+      { commands: ['echo first', 'setsid sleep 1000 & echo "pid $!"; trap "" TERM; seq 1 100000; touch started; sleep 1000', 'echo never'] },
+      { signal: cancel.signal },
+    )
+    await eventually(() => (existsSync(join(root, 'started')) ? true : undefined), 20_000, 'the second command')
+    cancel.abort()
+    const r = validRun(await pending)
+    expect(r.timed_out).toBe(false)
+    expect(r.commands[0]).toMatchObject({ exit: 0, stdout: 'first\n' })
+    const c = r.commands[1]
+    expect(c?.note).toContain('because the call was cancelled')
+    expect(alive(Number(/pid (\d+)/.exec(c?.stdout ?? '')?.[1]))).toBe(false)
+    // Its whole output stays on disk, named by the note.
+    const spool = /(\/\S+\.stdout)/.exec(c?.note ?? '')?.[1] as string
+    expect(readFileSync(spool, 'utf8')).toContain('100000\n')
+    expect(r.commands[2]).toMatchObject({ command: 'echo never', exit: null, stdout: '', note: 'Not started: the call was cancelled.' })
+    expect(validRun(await rt.shell_run({ commands: ['pwd'] })).commands[0]).toMatchObject({ stdout: `${root}\n`, exit: 0 })
+  })
+
+  it('with a signal already aborted, starts nothing', async () => {
+    const { rt } = makeRuntime()
+    const r = validRun(await rt.shell_run({ commands: ['echo a', 'echo b'] }, { signal: AbortSignal.abort() }))
+    expect(r.commands.map((c) => [c.exit, c.note])).toEqual([
+      [null, 'Not started: the call was cancelled.'],
+      [null, 'Not started: the call was cancelled.'],
+    ])
+  })
+
+  it('runs the next commands after the bound had to SIGKILL a tree that ignored SIGTERM', async () => {
+    const { rt, root } = makeRuntime({ runBoundMs: 1000, stopGraceMs: 200 })
+    const r = validRun(await rt.shell_run({ commands: ['trap "" TERM; sleep 1000'] }))
+    expect(r.timed_out).toBe(true)
+    const next = validRun(await rt.shell_run({ commands: ['pwd', 'echo again'] }))
+    expect(next.commands.map((c) => [c.exit, c.stdout])).toEqual([
+      [0, `${root}\n`],
+      [0, 'again\n'],
+    ])
   })
 
   it('keeps the first non-zero exit at the top level even when a later command hits the bound', async () => {

@@ -31,6 +31,9 @@ interface Report {
   ttyA: string
   accepted: number
   datagrams: number
+  abstractConnections: number
+  rssGrowthMiB: number
+  escaped: number[]
 }
 
 function host(mode: string, user: (typeof users)[number]): Promise<Report> {
@@ -104,17 +107,30 @@ describe('side doors out of a job', () => {
           expect(caps).toMatch(new RegExp(`CapPrm:\\s*${KEPT_CAPS}`))
           expect(caps).toMatch(new RegExp(`CapEff:\\s*${KEPT_CAPS}`))
           expect(caps).toMatch(/CapAmb:\s*0{16}|CapAmb:\s*00000000200405fb/)
-          if (mode === 'landlock') expect(caps).toMatch(new RegExp(`CapBnd:\\s*${KEPT_CAPS}`))
+          expect(caps).toMatch(new RegExp(`CapBnd:\\s*${KEPT_CAPS}`))
           failed(r, 'set the clock')
           failed(r, 'immutable outside')
         }
         failed(r, 'raw socket')
 
         // Item 5: --no-network cuts every protocol, MPTCP included (bubblewrap's own loopback takes a datagram that goes nowhere).
-        for (const name of ['tcp connect', 'mptcp connect']) failed(r, name)
-        if (mode === 'landlock') failed(r, 'udp send')
+        for (const name of ['tcp connect', 'mptcp connect', 'tcp fast open']) failed(r, name)
+        if (mode === 'landlock') for (const name of ['udp send', 'listen without bind']) failed(r, name)
         expect(r.accepted).toBe(0)
         expect(r.datagrams).toBe(0)
+
+        // Beside the network: the host's abstract sockets (Landlock ABI ≥ 6 scopes them, in either
+        // mechanism), the kernel keyrings, io_uring, and a child started in another cgroup.
+        failed(r, 'abstract socket')
+        expect(r.abstractConnections).toBe(0)
+        failed(r, 'keyring')
+        expect(r.results['io_uring']?.stdout).toMatch(/io_uring -1 38/)
+        if (user === 'root') expect(r.results['clone3 into another cgroup']?.stdout).toMatch(/clone3 -1 38/)
+        expect(r.escaped).toEqual([])
+
+        // hands' own pipestatus pipe keeps what a pipeline's statuses need, not what a job floods it with.
+        expect(r.results['flood the pipestatus pipe']?.exit).toBe(0)
+        expect(r.rssGrowthMiB).toBeLessThan(100)
 
         // Item 6: a job holds its standard streams (and a background shell its terminal), nothing of the host's.
         // `ls -l` lines `… FD -> TARGET`, but for the directory ls itself reads.

@@ -1,4 +1,13 @@
-export { createSurface, enabledContracts, enabledTools, shareLoginEnvironment, type Session, type SurfaceOptions } from './session.ts'
+export {
+  createSurface,
+  enabledContracts,
+  enabledTools,
+  shareLoginEnvironment,
+  type CallOptions,
+  type RootsChange,
+  type Session,
+  type SurfaceOptions,
+} from './session.ts'
 export { failure, type CallOutcome } from './outcome.ts'
 export type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmDecline, ConfirmHook, ConfirmRequest, ConfirmTarget } from './hooks.ts'
 export type { PathAccess, PathGate } from '@hands/fs-runtime'
@@ -9,6 +18,7 @@ export { RESOURCE_NOT_FOUND, SHELLS_URI, SHELL_URI_TEMPLATE, createMcpServer, ty
 export { CODE_TOOL_ARGUMENT, ROUTING_PROMPT } from './mcp/prompts.ts'
 export { serveStdio } from './mcp/stdio.ts'
 export {
+  DEFAULT_EVICT_IDLE_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_SESSION_IDLE_MS,

@@ -14,12 +14,17 @@ import {
   type ToolDescriptor,
   type ToolName,
 } from '@hands/contracts'
-import { createFsRuntime, type PathGate } from '@hands/fs-runtime'
+import { realpathSync } from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
+import { resolve } from 'node:path'
+import { createFsRuntime, type FsRuntime, type PathGate } from '@hands/fs-runtime'
 import {
   captureLoginEnvironment,
   createShellRuntime,
   describeConfinement,
+  freeId,
   pickLimits,
+  programName,
   type Confinement,
   type ConfineMode,
   type LoginEnvironment,
@@ -36,7 +41,11 @@ import { failure, type CallOutcome } from './outcome.ts'
 
 /** Host settings for one session, the shell runtime's disk and memory limits among them. None of them is ever a tool parameter. */
 export interface SurfaceOptions extends ShellLimits {
-  /** Allowed roots; the first is the workspace root. Default: the current directory. */
+  /**
+   * Allowed roots; the first is the workspace root. Default: the current directory, unless it is
+   * `/` or the user's home directory, which are never a default root: the session then has no
+   * root until `setRoots` gives it one, and refuses every call (`outside_roots`).
+   */
   roots?: string[]
   /** Host toggles. `shell: false` removes all five shell tools (default on). */
   toggles?: { shell?: boolean }
@@ -59,8 +68,14 @@ export interface SurfaceOptions extends ShellLimits {
   allowWrite?: string[]
   /** Extra paths hidden from commands, beside the usual secret stores. */
   denyRead?: string[]
-  /** TCP for commands (default true); false refuses TCP bind and connect. */
+  /** The network for commands (default true); false gives them none (no socket but UNIX ones under Landlock, a network namespace of their own under bubblewrap). */
   network?: boolean
+  /** Memory all of a session's commands may use together, in bytes (a cgroup; see docs/confinement.md). */
+  memoryLimit?: number
+  /** Processes all of a session's commands may have at once (a cgroup). */
+  processLimit?: number
+  /** hands' own directories commands must not read, beside the default attach directories (a custom attach directory). */
+  privateDirs?: string[]
   /**
    * The login environment commands start from, when the host captured it already (see
    * `shareLoginEnvironment`); without it the session runs `bash -l` once, on its first command.
@@ -82,13 +97,21 @@ export interface Session {
   readonly tools: readonly ToolDescriptor[]
   /** The prompt prose for exactly the enabled tools. */
   readonly prompt: PromptProse
-  /** The allowed roots, real paths, workspace root first. */
+  /** The allowed roots, real paths, workspace root first; empty when the session has no root (every call is refused). */
   readonly roots: readonly string[]
   /** How commands are confined (known before the first command starts the runtime); null when the shell toggle is off. */
   readonly confinement: Confinement | null
   /** Validate, then run one tool. Never rejects for a tool failure. */
-  call<N extends ToolName>(name: N, input: unknown): Promise<CallOutcome<N>>
-  call(name: string, input: unknown): Promise<CallOutcome>
+  call<N extends ToolName>(name: N, input: unknown, options?: CallOptions): Promise<CallOutcome<N>>
+  call(name: string, input: unknown, options?: CallOptions): Promise<CallOutcome>
+  /**
+   * Serve these roots from now on (real paths; empty for none): every later call resolves paths
+   * and runs commands under them. A command already running finishes under the roots it started
+   * with; background shells started under earlier roots keep running under those (the kernel
+   * confines a process for its whole life), stay listed and reachable by id, and their runtime
+   * is released once they are all stopped. Throws a TypeError for a root that is not a directory.
+   */
+  setRoots(roots: readonly string[]): RootsChange
   /** Background shells of this session, live and exited. Empty when the shell toggle is off, and until the first shell call starts the shell runtime. */
   resources(): ShellResource[]
   /** Every line a shell's ring retains (oldest first), without counting as a read; null for an unknown id. */
@@ -103,7 +126,37 @@ export interface Session {
   close(): Promise<void>
 }
 
-type Runner = (input: Record<string, unknown>) => Promise<unknown>
+/** How one call is driven by its caller. */
+export interface CallOptions {
+  /** Aborting cancels the call: a running `shell_run` command is stopped with its whole tree (see ShellRunOptions). */
+  signal?: AbortSignal
+}
+
+/** What `setRoots` did. */
+export interface RootsChange {
+  /** The roots now served (real paths, workspace first); empty for none. */
+  roots: readonly string[]
+  /** False when the roots were already these (nothing changed). */
+  isChanged: boolean
+  /** Background shells that keep running under the roots they started with (none when nothing changed). */
+  kept: string[]
+}
+
+type Runner = (input: Record<string, unknown>, options: CallOptions) => Promise<unknown>
+
+/** The runtimes that serve one set of roots. */
+interface Generation {
+  /** Real paths; empty for none. */
+  roots: readonly string[]
+  /** Null when there is no root. */
+  fs: FsRuntime | null
+  /** Started by the first shell call under these roots. */
+  shell: ShellRuntime | null
+  /** Shell calls running on this generation now. */
+  calls: number
+  /** How commands are (or will be) confined under these roots; undefined until asked. */
+  confinement: Confinement | null | undefined
+}
 
 /** The contracts a host's toggles leave enabled, in SPEC order. */
 export function enabledContracts(options: Pick<SurfaceOptions, 'toggles'> = {}): readonly ToolContract[] {
@@ -118,21 +171,44 @@ export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool
 }
 
 /** The confinement options of the shell runtime, from the surface's. */
-export function shellConfinement(options: SurfaceOptions): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network'> {
+export function shellConfinement(
+  options: SurfaceOptions,
+): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network' | 'memoryLimit' | 'processLimit' | 'privateDirs'> {
   return {
     ...(options.confine !== undefined ? { confine: options.confine } : {}),
     ...(options.allowWrite ? { allowWrite: options.allowWrite } : {}),
     ...(options.denyRead ? { denyRead: options.denyRead } : {}),
     ...(options.network !== undefined ? { network: options.network } : {}),
+    ...(options.memoryLimit !== undefined ? { memoryLimit: options.memoryLimit } : {}),
+    ...(options.processLimit !== undefined ? { processLimit: options.processLimit } : {}),
+    ...(options.privateDirs ? { privateDirs: options.privateDirs } : {}),
   }
 }
 
-const rootsOf = (options: SurfaceOptions) => (options.roots?.length ? options.roots : [process.cwd()])
+/** True for `/` and the user's home directory, which are never taken as a root by default. */
+export function isTooBroadForDefault(dir: string): boolean {
+  const real = realOrGiven(resolve(dir))
+  return real === '/' || real === realOrGiven(homedir())
+}
 
-/** The shell runtime's options from the session's. */
-function shellOptions(options: SurfaceOptions): ShellRuntimeOptions {
+function realOrGiven(path: string): string {
+  try {
+    return realpathSync.native(path)
+  } catch {
+    return path
+  }
+}
+
+/** The roots a session starts with: the host's, else the current directory unless it is `/` or home (then none). */
+const rootsOf = (options: SurfaceOptions): string[] => {
+  if (options.roots?.length) return options.roots
+  return isTooBroadForDefault(process.cwd()) ? [] : [process.cwd()]
+}
+
+/** The shell runtime's options from the session's, for `roots` (default: the session's first roots). */
+function shellOptions(options: SurfaceOptions, roots: readonly string[] = rootsOf(options)): ShellRuntimeOptions {
   return {
-    roots: rootsOf(options),
+    roots: [...roots],
     ...(options.gates ? { gates: options.gates } : {}),
     ...(options.envAllow ? { envAllow: options.envAllow } : {}),
     ...(options.runBoundMs !== undefined ? { runBoundMs: options.runBoundMs } : {}),
@@ -155,59 +231,174 @@ function shellOptions(options: SurfaceOptions): ShellRuntimeOptions {
  */
 export function shareLoginEnvironment(options: SurfaceOptions = {}, signal?: AbortSignal): SurfaceOptions {
   if (options.loginEnv !== undefined || !(options.toggles?.shell ?? true)) return options
-  const captured = captureLoginEnvironment(shellOptions(options), signal)
+  // With no root yet (roots come from the client later), the login shell runs in the temp directory.
+  const roots = rootsOf(options)
+  const captured = captureLoginEnvironment(shellOptions(options, roots.length > 0 ? roots : [tmpdir()]), signal)
   captured.catch(() => {
     // Each session that asks sees the failure itself.
   })
   return { ...options, loginEnv: () => captured }
 }
 
+/** Why a session with no root refuses a call. */
+const NO_ROOT = {
+  code: 'outside_roots',
+  message: 'this session has no root, so no path is inside one and no command can run',
+  hint: 'The host gives roots: `hands serve --root DIR` (or an MCP client that offers roots), `roots` for the library. `/` and the home directory are never a default root.',
+  is_preflight: true,
+} as const
+
 /** Create a session with its runtimes. */
 export function createSurface(options: SurfaceOptions = {}): Session {
-  const roots = rootsOf(options)
   const isShell = options.toggles?.shell ?? true
   const enabled = enabledContracts(options)
   const tools = enabledTools(options)
-
-  const fs = createFsRuntime({
-    roots,
-    ...(options.gates ? { gates: options.gates } : {}),
-    ...(options.confirm ? { confirm: options.confirm } : {}),
-  })
-  // How commands will be confined, known before the runtime starts (an explicit mechanism that
-  // cannot work here throws now, as a host configuration error).
-  const confinement = isShell ? describeConfinement(shellOptions(options)) : null
-  // The shell runtime (its spool folder, cgroup and reaper) starts with the first shell call.
-  let shell: ShellRuntime | null = null
   const listeners = new Set<() => void>()
-  const shellRuntime = (): ShellRuntime => {
-    if (shell !== null) return shell
-    if (closed !== null)
-      throw new ToolError({ code: 'disabled', message: 'this hands session is closed', hint: 'Open a new session to call tools.', is_preflight: true })
-    shell = createShellRuntime(shellOptions(options))
-    shell.onResourcesChanged(() => {
-      for (const l of listeners) l()
-    })
-    return shell
+  const changed = () => {
+    for (const l of listeners) l()
   }
   let closed: Promise<void> | null = null
 
-  const runners: Partial<Record<ToolName, Runner>> = {
-    copy: (i) => fs.copy(i as never),
-    move: (i) => fs.move(i as never),
-    delete: (i) => fs.delete(i as never),
-    create_directory: (i) => fs.create_directory(i as never),
-    file_exists: (i) => fs.file_exists(i as never),
+  const generation = (roots: readonly string[]): Generation => {
+    const fs =
+      roots.length === 0
+        ? null
+        : createFsRuntime({ roots: [...roots], ...(options.gates ? { gates: options.gates } : {}), ...(options.confirm ? { confirm: options.confirm } : {}) })
+    return { roots: fs?.roots ?? [], fs, shell: null, calls: 0, confinement: undefined }
   }
-  if (isShell) {
-    runners.shell_run = (i) => shellRuntime().shell_run(i as never)
-    runners.shell_background = (i) => shellRuntime().shell_background(i as never)
-    runners.shell_logs = (i) => shellRuntime().shell_logs(i as never)
-    runners.shell_type = (i) => shellRuntime().shell_type(i as never)
-    runners.shell_stop = (i) => shellRuntime().shell_stop(i as never)
+  const confinementOf = (g: Generation): Confinement | null => {
+    if (!isShell || g.roots.length === 0) return null
+    if (g.shell !== null) return g.shell.confinement
+    g.confinement ??= describeConfinement(shellOptions(options, g.roots))
+    return g.confinement
   }
 
-  async function call(name: string, input: unknown): Promise<CallOutcome> {
+  /** The generation new calls go to. */
+  let current = generation(rootsOf(options))
+  // How commands will be confined, known before the runtime starts (an explicit mechanism that
+  // cannot work here throws now, as a host configuration error).
+  confinementOf(current)
+  /** Earlier generations whose background shells are still held (running, or exited and not yet stopped). */
+  const retired: Generation[] = []
+  /** Runtimes being released. */
+  const releasing = new Set<Promise<void>>()
+
+  // A generation's shell runtime (spool folder, cgroup, reaper registration) starts with its first shell call.
+  const shellOf = (g: Generation): ShellRuntime => {
+    if (g.shell !== null) return g.shell
+    if (closed !== null)
+      throw new ToolError({ code: 'disabled', message: 'this hands session is closed', hint: 'Open a new session to call tools.', is_preflight: true })
+    g.shell = createShellRuntime(shellOptions(options, g.roots))
+    g.shell.onResourcesChanged(changed)
+    return g.shell
+  }
+  const release = (g: Generation) => {
+    const closing = (g.shell?.close() ?? Promise.resolve()).catch(() => undefined)
+    releasing.add(closing)
+    void closing.finally(() => releasing.delete(closing))
+  }
+  /** Release a retired generation once it holds no shell and runs no call. */
+  const prune = (g: Generation) => {
+    const at = retired.indexOf(g)
+    if (at < 0 || g.calls > 0 || (g.shell?.resources().length ?? 0) > 0) return
+    retired.splice(at, 1)
+    release(g)
+  }
+  /** Run `work` on generation `g`'s shell runtime, counted as in flight on it. */
+  const onShell = async <T>(g: Generation, work: (shell: ShellRuntime) => Promise<T>): Promise<T> => {
+    const shell = shellOf(g)
+    g.calls++
+    try {
+      return await work(shell)
+    } finally {
+      g.calls--
+      prune(g)
+    }
+  }
+  /** Every generation with a shell runtime, oldest first. */
+  const withShells = (): Generation[] => [...retired, current].filter((g) => g.shell !== null)
+  /** The generation that holds the shell `id`: the newest one that lists it, else the current one. */
+  const ownerOf = (id: string): Generation => {
+    for (const g of withShells().reverse()) if (g.shell?.resources().some((r) => r.id === id)) return g
+    return current
+  }
+  /**
+   * Run a call about the shell `id` on the generation that holds it. An id no generation holds,
+   * while earlier ones hold shells, is refused here, listing every shell of the session.
+   */
+  const byId = <T>(input: Record<string, unknown>, work: (shell: ShellRuntime) => Promise<T>): Promise<T> => {
+    const id = input['id'] as string
+    const owner = ownerOf(id)
+    if (retired.length > 0 && !(owner.shell?.resources().some((r) => r.id === id) ?? false)) {
+      const all = allResources()
+      const live = all.filter((r) => r.status === 'running').map((r) => `\`${r.id}\``)
+      const exited = all.filter((r) => r.status !== 'running').map((r) => `\`${r.id}\``)
+      const hint = `Live ids: ${live.length === 0 ? 'none' : live.join(', ')}${exited.length > 0 ? `; exited: ${exited.join(', ')}` : ''}.`
+      throw new ToolError({ code: 'unknown_id', message: `No background shell has id \`${id}\`.`, hint, is_preflight: true })
+    }
+    return onShell(owner, work)
+  }
+  const allResources = (): ShellResource[] => withShells().flatMap((g) => g.shell?.resources() ?? [])
+  const isRunningAnywhere = (id: string) => withShells().some((g) => g.shell?.resources().some((r) => r.id === id && r.status === 'running'))
+
+  /**
+   * shell_background with earlier generations still holding shells: a live shell of the same
+   * script, or the live shell named by `id`, is answered by the generation that runs it; a new
+   * shell starts under the current roots with an id no live shell has, and an exited shell of that
+   * id elsewhere is dropped (as a new shell replaces an exited one of its id).
+   */
+  const background = async (input: Record<string, unknown>): Promise<unknown> => {
+    if (retired.length === 0) return onShell(current, (shell) => shell.shell_background(input as never))
+    const commands = input['commands'] as string[]
+    let id = input['id'] as string | undefined
+    if (id === undefined) {
+      const cwd = realOrGiven(resolve(current.roots[0] as string, (input['cwd'] as string | undefined) ?? '.'))
+      for (const g of retired) {
+        const same = g.shell?.resources().find((r) => r.status === 'running' && r.cwd === cwd && r.commands.join('\n') === commands.join('\n'))
+        if (same !== undefined) return onShell(g, (shell) => shell.shell_background({ commands, id: same.id, cwd: same.cwd }))
+      }
+      id = freeId(programName(commands[0] as string), isRunningAnywhere)
+    } else {
+      const live = retired.find((g) => g.shell?.resources().some((r) => r.id === id && r.status === 'running'))
+      if (live !== undefined) return onShell(live, (shell) => shell.shell_background(input as never))
+    }
+    for (const g of [...retired]) {
+      if (g.shell?.resources().some((r) => r.id === id)) await onShell(g, (shell) => shell.shell_stop({ id: id as string }))
+    }
+    return onShell(current, (shell) => shell.shell_background({ ...input, id } as never))
+  }
+
+  const runners: Partial<Record<ToolName, Runner>> = {
+    copy: (i) => (current.fs as FsRuntime).copy(i as never),
+    move: (i) => (current.fs as FsRuntime).move(i as never),
+    delete: (i) => (current.fs as FsRuntime).delete(i as never),
+    create_directory: (i) => (current.fs as FsRuntime).create_directory(i as never),
+    file_exists: (i) => (current.fs as FsRuntime).file_exists(i as never),
+  }
+  if (isShell) {
+    runners.shell_run = (i, call) => onShell(current, (shell) => shell.shell_run(i as never, call.signal === undefined ? {} : { signal: call.signal }))
+    runners.shell_background = background
+    runners.shell_logs = (i) => byId(i, (shell) => shell.shell_logs(i as never))
+    runners.shell_type = (i) => byId(i, (shell) => shell.shell_type(i as never))
+    runners.shell_stop = (i) => byId(i, (shell) => shell.shell_stop(i as never))
+  }
+
+  function setRoots(roots: readonly string[]): RootsChange {
+    if (closed !== null) throw new Error('this hands session is closed')
+    const next = generation(roots)
+    if (next.roots.length === current.roots.length && next.roots.every((r, i) => r === current.roots[i]))
+      return { roots: current.roots, isChanged: false, kept: [] }
+    const old = current
+    current = next
+    const kept = old.shell?.resources().map((r) => r.id) ?? []
+    if (old.shell !== null) {
+      retired.push(old)
+      prune(old)
+    }
+    return { roots: current.roots, isChanged: true, kept }
+  }
+
+  async function call(name: string, input: unknown, callOptions: CallOptions = {}): Promise<CallOutcome> {
     if (closed !== null) {
       return failure(name, {
         code: 'disabled',
@@ -239,9 +430,10 @@ export function createSurface(options: SurfaceOptions = {}): Session {
       const { message, hint } = explainIssues(checked.issues)
       return failure(name, { code: 'invalid_input', message: `${name}: ${message}`, hint, is_preflight: true })
     }
+    if (current.roots.length === 0) return failure(name, NO_ROOT)
     const info: CallInfo = { tool: name, input: checked.value as Record<string, unknown>, effect: contract.effect }
     const started = performance.now()
-    const outcome = await invoke(info, run)
+    const outcome = await invoke(info, run, callOptions)
     if (options.afterCall) {
       try {
         await options.afterCall({ ...info, outcome, duration_ms: Math.round(performance.now() - started) })
@@ -252,7 +444,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     return outcome
   }
 
-  async function invoke(info: CallInfo, run: Runner): Promise<CallOutcome> {
+  async function invoke(info: CallInfo, run: Runner, callOptions: CallOptions): Promise<CallOutcome> {
     if (options.beforeCall) {
       let verdict: void | { refuse: string }
       try {
@@ -270,7 +462,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
       }
     }
     try {
-      const result = await run(info.input)
+      const result = await run(info.input, callOptions)
       return { ok: true, tool: info.tool, result } as CallOutcome
     } catch (thrown) {
       return { ok: false, tool: info.tool, error: toErrorEnvelope(info.tool, thrown) }
@@ -280,15 +472,18 @@ export function createSurface(options: SurfaceOptions = {}): Session {
   return {
     tools,
     prompt: renderPrompt({ codeTool: options.codeTool ?? CODE_TOOL, isShell }),
-    roots: fs.roots,
+    get roots() {
+      return current.roots
+    },
     get confinement() {
-      return shell?.confinement ?? confinement
+      return confinementOf(current)
     },
     call: call as Session['call'],
-    resources: () => (shell === null ? [] : shell.resources()),
-    retainedLines: (id) => (shell === null ? null : shell.retainedLines(id)),
-    screen: (id) => (shell === null ? null : shell.screen(id)),
-    attach: (id, watcher) => (shell === null || closed !== null ? null : shell.attach(id, watcher)),
+    setRoots,
+    resources: allResources,
+    retainedLines: (id) => ownerOf(id).shell?.retainedLines(id) ?? null,
+    screen: (id) => ownerOf(id).shell?.screen(id) ?? null,
+    attach: (id, watcher) => (closed !== null ? null : (ownerOf(id).shell?.attach(id, watcher) ?? null)),
     onResourcesChanged: (listener) => {
       const l = () => listener()
       listeners.add(l)
@@ -297,7 +492,9 @@ export function createSurface(options: SurfaceOptions = {}): Session {
       }
     },
     close: () => {
-      closed ??= (shell === null ? Promise.resolve() : shell.close()).finally(() => listeners.clear())
+      closed ??= Promise.all([...withShells().map((g) => (g.shell as ShellRuntime).close()), ...releasing])
+        .then(() => undefined)
+        .finally(() => listeners.clear())
       return closed
     },
   }

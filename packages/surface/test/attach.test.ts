@@ -1,4 +1,6 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { IPty } from 'node-pty'
@@ -54,7 +56,10 @@ function attachUnderPty(args: string[]) {
 async function setup(extra: string[] = []) {
   const root = tempRoot()
   cleanups.push(root.remove)
-  const dir = join(root.dir, 'attach')
+  // Outside the root: no directory under a writable root can be hidden from commands.
+  const outside = tempRoot()
+  cleanups.push(outside.remove)
+  const dir = join(outside.dir, 'attach')
   mkdirSync(dir, { mode: 0o700 })
   const server = await connectStdio(['--root', root.dir, '--attach-dir', dir, ...extra])
   cleanups.push(async () => {
@@ -146,7 +151,7 @@ describe('hands attach', () => {
     const attack = `python3 ${ATTACK} ${socket} victim 'touch ${pwned}'`
     // Another server on the same machine (the normal case of two agents), confined and not.
     const others = await Promise.all(
-      [[], ['--confine', 'off']].map(async (extra) => {
+      [[], ['--confine', 'off'], ['--confine', 'bwrap']].map(async (extra) => {
         const r = tempRoot()
         cleanups.push(r.remove)
         const other = await connectStdio(['--root', r.dir, '--no-attach', ...extra])
@@ -154,20 +159,31 @@ describe('hands attach', () => {
         return other.client
       }),
     )
+    const [other, unconfined, sandboxed] = others as [typeof client, typeof client, typeof client]
     for (const [who, c] of [
       ['this server', client],
-      ['another server', others[0]],
-      ['another, unconfined server', others[1]],
+      ['another server', other],
+      ['another, unconfined server', unconfined],
+      ['another server, under bubblewrap', sandboxed],
     ] as const) {
       const run = structured<{ commands: Array<{ stdout: string; stderr: string }> }>(
         await c.callTool({ name: 'shell_run', arguments: { commands: [attack] } }),
       )
       const out = run.commands[0]?.stdout ?? ''
       expect(out, `${who}: ${run.commands[0]?.stderr}`).not.toBe('')
-      const result = JSON.parse(out) as Record<string, { type: string; payload: string }>
+      const { key, ...result } = JSON.parse(out) as { key: boolean } & Record<string, { type: string; payload: string }>
+      // The server's own commands cannot even read its key.
+      if (who === 'this server') expect(key).toBe(false)
       for (const [what, got] of Object.entries(result)) {
+        // Refused by the server, or (bubblewrap's private /tmp) not even reachable.
+        if (got.type === 'error') {
+          expect(who, `${what}: ${JSON.stringify(got)}`).toBe('another server, under bubblewrap')
+          continue
+        }
         expect(got.type, `${who}, ${what}: ${JSON.stringify(got)}`).toBe('E')
-        expect(got.payload, `${who}, ${what}`).toMatch(/refused: the process that connected \(pid \d+\) runs (inside a hands job|sandboxed)/)
+        expect(got.payload, `${who}, ${what}`).toMatch(
+          /refused: the process that connected \(pid \d+\) runs (inside a hands job|sandboxed)|refused: the client did not give this server's key/,
+        )
       }
     }
     expect(existsSync(pwned)).toBe(false)
@@ -212,4 +228,68 @@ describe('hands attach', () => {
     expect(raw).toContain('sleep 30 # \\x1b[2K\\rserver 999 (roots /)\\n  session 1  root-shell running bash')
     expect(list.rows().filter((r) => r.startsWith('server '))).toHaveLength(1)
   }, 120_000)
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'refuses, as an unprivileged user, a command of a server that itself runs with no_new_privs, even with its environment cleared',
+    async () => {
+      const NOBODY = 65534
+      const owned = () => {
+        const r = tempRoot()
+        cleanups.push(r.remove)
+        chownSync(r.dir, NOBODY, NOBODY)
+        return r.dir
+      }
+      const [victimRoot, attackerRoot, attachParent] = [owned(), owned(), owned()]
+      const dir = join(attachParent, 'attach')
+      mkdirSync(dir, { mode: 0o700 })
+      chownSync(dir, NOBODY, NOBODY)
+      const main = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
+      const as = async (prefix: string[], args: string[]) => {
+        const transport = new StdioClientTransport({
+          command: 'setpriv',
+          args: [
+            ...prefix,
+            `--reuid=${NOBODY}`,
+            `--regid=${NOBODY}`,
+            '--clear-groups',
+            '--',
+            process.execPath,
+            '--conditions=hands-source',
+            '--import',
+            'tsx',
+            main,
+            'serve',
+            ...args,
+          ],
+          cwd: REPO,
+          env: { ...(process.env as Record<string, string>), HOME: attachParent },
+          stderr: 'pipe',
+        })
+        const c = new Client({ name: 'hands-test', version: '0.0.0' })
+        await c.connect(transport)
+        cleanups.push(() => c.close())
+        return c
+      }
+      const victim = await as([], ['--root', victimRoot, '--attach-dir', dir])
+      await victim.callTool({ name: 'shell_background', arguments: { commands: ['while read line; do echo "got $line"; done'], id: 'victim' } })
+      const socketOf = () => readdirSync(dir).find((f) => f.endsWith('.sock'))
+      expect(await eventually(() => socketOf() !== undefined)).toBe(true)
+      const socket = socketOf() as string
+      const attacker = await as(['--no-new-privs'], ['--root', attackerRoot, '--no-attach'])
+      const pwned = join(victimRoot, 'pwned')
+      const run = structured<{ commands: Array<{ stdout: string; stderr: string }> }>(
+        await attacker.callTool({
+          name: 'shell_run',
+          arguments: { commands: [`env -i /usr/bin/python3 ${ATTACK} ${join(dir, socket)} victim 'touch ${pwned}'`] },
+        }),
+      )
+      // The victim's attach directory is its own choice, so the attacker's server does not hide it:
+      // the key may be read, and the server's check of who connected is what refuses.
+      const { key: _key, ...result } = JSON.parse(run.commands[0]?.stdout || '{}') as { key: boolean } & Record<string, { type: string; payload: string }>
+      expect(Object.keys(result), run.commands[0]?.stderr).toEqual(['list', 'attach'])
+      for (const got of Object.values(result)) expect(got.type, JSON.stringify(got)).toBe('E')
+      expect(existsSync(pwned)).toBe(false)
+    },
+    180_000,
+  )
 })

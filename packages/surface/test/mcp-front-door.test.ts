@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
-import { structured } from './helpers/mcp.ts'
+import { connectStdio, structured } from './helpers/mcp.ts'
 import { INITIALIZE, httpClient, jsonRpc, leftovers, nothingLeft, serveHttpProcess, serverCgroup, type ServedHttp } from './helpers/serve.ts'
 
 const cleanups: Array<() => unknown> = []
@@ -149,4 +149,34 @@ describe('hands serve --http: the front door', () => {
     expect((await c.client.listTools()).tools).toHaveLength(10)
     expect((await raw(s.url, { headers: { ...JSON_HEADERS, host: 'evil.example' }, body: init })).status).toBe(403)
   }, 60_000)
+
+  it("refuses every request from a command of any hands server, confined or not, and serves the person's own client", async () => {
+    const s = await started()
+    const { client: own } = await httpClient(s.url)
+    expect(structured<{ paths: unknown[] }>(await own.callTool({ name: 'file_exists', arguments: { paths: ['.'] } })).paths).toHaveLength(1)
+    await own.close()
+    // What a command tries: open a session and run a command in it, with Python's own HTTP client.
+    const post = `import json, urllib.request, urllib.error
+req = urllib.request.Request("${s.url}", data=json.dumps(${JSON.stringify(INITIALIZE)}).encode(), headers={"content-type": "application/json", "accept": "application/json, text/event-stream"})
+try:
+    r = urllib.request.urlopen(req, timeout=20); print(r.status, r.read()[:200])
+except urllib.error.HTTPError as e:
+    print(e.code, e.read()[:300])`
+    const run = async (args: string[]) => {
+      const other = await connectStdio(['--root', s.root, '--no-attach', ...args])
+      try {
+        const r = structured<{ commands: Array<{ stdout: string; stderr: string }> }>(
+          await other.client.callTool({ name: 'shell_run', arguments: { commands: [`python3 - <<'EOF'\n${post}\nEOF`] } }),
+        )
+        return `${r.commands[0]?.stdout ?? ''}${r.commands[0]?.stderr ?? ''}`
+      } finally {
+        await other.client.close()
+      }
+    }
+    for (const args of [[], ['--confine', 'off']]) {
+      const out = await run(args)
+      expect(out, args.join(' ')).toMatch(/^403 .*hands refuses this request: the process that connected \(pid \d+\) runs (inside a hands job|sandboxed)/)
+    }
+    expect(s.stderr()).not.toContain('hands: http request failed')
+  }, 180_000)
 })

@@ -111,6 +111,7 @@ describe('hands serve --http: sessions that end', () => {
     expect(answer.id).toBe('the-33rd')
     expect(answer.error?.code).toBe(-32000)
     expect(answer.error?.message).toContain('already has 32 sessions open')
+    expect(answer.error?.message).toContain('every one of them is busy')
     expect(answer.error?.message).toContain('--max-sessions')
 
     for (const c of clients) {
@@ -127,6 +128,44 @@ describe('hands serve --http: sessions that end', () => {
     cleanups.push(() => next.client.close())
     expect(structured(await next.client.callTool({ name: 'file_exists', arguments: { paths: ['.'] } }))).toEqual({ paths: [{ path: '.', is_exists: true }] })
   }, 120_000)
+
+  it('at the cap, closes the least recently used idle session that runs no shell to admit a new one, and answers 503 only when none is', async () => {
+    const s = await serveHttpProcess(['--max-sessions', '3', '--evict-idle-ms', '4000'])
+    cleanups.push(() => s.stop())
+    // Clients that leave without DELETE (as the Inspector CLI does): the oldest, one that left a shell running, and one that left just now.
+    const oldest = await httpClient(s.url)
+    await oldest.client.close()
+    const busy = await httpClient(s.url)
+    const shell = structured<{ pid: number }>(await busy.client.callTool({ name: 'shell_background', arguments: { commands: ['sleep 600'], id: 'kept' } }))
+    await busy.client.close()
+    await new Promise((r) => setTimeout(r, 4100))
+    const recent = await httpClient(s.url)
+    await recent.client.ping()
+    await recent.client.close()
+
+    const next = await httpClient(s.url)
+    cleanups.push(() => next.client.close())
+    expect(structured(await next.client.callTool({ name: 'file_exists', arguments: { paths: ['.'] } }))).toEqual({ paths: [{ path: '.', is_exists: true }] })
+    expect(s.stderr()).toContain(`session ${oldest.transport.sessionId} was closed to admit a new one`)
+    const gone = await post(s.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), {
+      'mcp-session-id': oldest.transport.sessionId as string,
+      'mcp-protocol-version': '2025-06-18',
+    })
+    expect(gone.status).toBe(404)
+    expect(jsonRpc(gone.text).error?.message).toContain('the least recently used, idle for')
+    // The session with a running shell kept it; the recent one is still open.
+    expect(isAlive(shell.pid)).toBe(true)
+    const stillOpen = await post(s.url, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }), {
+      'mcp-session-id': recent.transport.sessionId as string,
+      'mcp-protocol-version': '2025-06-18',
+    })
+    expect(jsonRpc(stillOpen.text).result).toEqual({})
+
+    // Now every session is busy or recent: 503, saying so.
+    const refused = await post(s.url, JSON.stringify({ ...INITIALIZE, id: 'one-more' }))
+    expect(refused.status).toBe(503)
+    expect(jsonRpc(refused.text).error?.message).toContain('every one of them is busy (a request open or a shell running) or was used in the last 4 s')
+  }, 60_000)
 
   it('runs the login shell once for a server with 20 sessions, every one of which sees its environment', async () => {
     const home = countingHome()

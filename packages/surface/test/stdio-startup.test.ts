@@ -46,6 +46,32 @@ describe('hands serve over stdio, start-up', () => {
     expect(await eventually(() => child.pid === undefined || !isAlive(child.pid))).toBe(true)
   }, 90_000)
 
+  it('answers tools/list from the generated tool list without loading the tools, and loads them once the client has initialized', async () => {
+    const root = tempRoot()
+    cleanups.push(root.remove)
+    const child = spawn('pnpm', ['--silent', 'hands', 'serve', '--root', root.dir, '--no-shell'], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
+    cleanups.push(() => child.kill('SIGKILL'))
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString()
+    })
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString()
+    })
+    child.stdin.write(line(INITIALIZE) + line({ jsonrpc: '2.0', id: 2, method: 'tools/list' }))
+    expect(await eventually(() => out.includes('"id":2'), 60_000)).toBe(true)
+    const list = JSON.parse(out.trim().split('\n')[1] as string) as { result: { tools: Array<{ name: string }> } }
+    expect(list.result.tools.map((t) => t.name)).toEqual(['copy', 'move', 'delete', 'create_directory', 'file_exists'])
+    // Nothing asked for the tools yet: they have not loaded.
+    await new Promise((r) => setTimeout(r, 500))
+    expect(err).not.toContain('serving MCP over stdio')
+    child.stdin.write(line({ jsonrpc: '2.0', method: 'notifications/initialized' }))
+    expect(await eventually(() => err.includes('serving MCP over stdio'), 60_000)).toBe(true)
+    child.stdin.end()
+    expect(await eventually(() => child.pid === undefined || !isAlive(child.pid))).toBe(true)
+  }, 90_000)
+
   it('refuses a --root that is not a directory with exit 2 before the handshake, naming it', () => {
     const r = spawnSync('pnpm', ['--silent', 'hands', 'serve', '--root', '/nonexistent/hands-root'], {
       cwd: REPO,

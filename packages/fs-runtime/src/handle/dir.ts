@@ -1,12 +1,10 @@
 import { constants, existsSync } from 'node:fs'
 import { close, errno, lstat, mkdir, open, readlink, realpath, rmdir } from '../util/fsio.ts'
 import { changedUnderfoot, ioError, type Named } from '../errors/refuse.ts'
+import { entryAt, O_PATH, realOf, selfAt, type DirRef } from '../sync/api.ts'
 
 export const openFd = open
 export const closeFd = close
-
-/** Linux `O_PATH`: a handle to a place in the tree, needing no read permission. */
-const O_PATH = 0o10000000
 
 const PROC_FD = '/proc/self/fd'
 
@@ -15,17 +13,13 @@ export function fdPath(fd: number): string {
   return `${PROC_FD}/${fd}`
 }
 
-let pinning = process.platform === 'linux' && existsSync(PROC_FD)
-
 /**
  * True when directories are pinned by open descriptors and entries are reached through
  * `/proc/self/fd/<fd>/<name>`, which the kernel resolves to the pinned directory whatever
  * happens to the path that led there. Without /proc (not Linux) handles fall back to real
  * path strings re-verified with realpath before each destructive step.
  */
-export function isPinning(): boolean {
-  return pinning
-}
+let pinning = process.platform === 'linux' && existsSync(PROC_FD)
 
 /** Switch pinning off (or back on where /proc is available); for tests of the fallback. */
 export function setPinning(on: boolean): void {
@@ -34,10 +28,6 @@ export function setPinning(on: boolean): void {
 
 function dirFlags(): number {
   return (pinning ? O_PATH : constants.O_RDONLY) | constants.O_DIRECTORY | constants.O_NOFOLLOW
-}
-
-function join(dir: string, name: string): string {
-  return dir === '/' ? `/${name}` : `${dir}/${name}`
 }
 
 /**
@@ -53,19 +43,24 @@ export class DirHandle {
     this.#fd = fd
   }
 
+  /** The directory as plain data (real path and descriptor), for the tree walks and their worker threads. */
+  get ref(): DirRef {
+    return { real: this.real, fd: this.#fd }
+  }
+
   /** A path to the entry `name` inside this directory. */
   at(name: string): string {
-    return this.#fd === null ? join(this.real, name) : `${PROC_FD}/${this.#fd}/${name}`
+    return entryAt(this.ref, name)
   }
 
   /** A path to this directory itself. */
   get self(): string {
-    return this.#fd === null ? this.real : `${PROC_FD}/${this.#fd}`
+    return selfAt(this.ref)
   }
 
   /** The real path of an entry, for messages and gates. */
   realOf(name: string): string {
-    return join(this.real, name)
+    return realOf(this.ref, name)
   }
 
   /**

@@ -1,5 +1,4 @@
 import type { PathGate } from '../confine/gate.ts'
-import { createLimiter, type Limiter } from '../util/limit.ts'
 
 /** One path at stake in a confirmation: what it is and how much it holds. */
 export interface ConfirmTarget {
@@ -42,14 +41,4 @@ export interface Context {
   roots: readonly string[]
   gates: readonly PathGate[] | undefined
   confirm: ConfirmHook | undefined
-}
-
-/** File operations in flight at once in one call (the libuv pool has 4 threads; this keeps it fed). */
-const FILE_OPS = 32
-/** Subtrees walked side by side in one call. */
-const DIR_SLOTS = 8
-
-/** Fresh limits for one call's tree work. */
-export function treeRun(): { files: Limiter; slots: Limiter; failed: boolean; links: Array<{ real: string; text: string }> } {
-  return { files: createLimiter(FILE_OPS), slots: createLimiter(DIR_SLOTS), failed: false, links: [] }
 }

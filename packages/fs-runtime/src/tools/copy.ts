@@ -6,11 +6,11 @@ import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
 import { destinationExists, intoItself, ioError, named, notADirectory, notCopyable, notFound, samePath } from '../errors/refuse.ts'
 import { openChild, openDestParent, pinDir, removeCreatedDirs, type DirHandle } from '../handle/dir.ts'
-import { copyEntries, copyFileBetween, copyLinkTo, type CopyRun } from '../tree/copy.ts'
+import { copyFileBetween, copyLinkTo, copyTree, type MadeLink } from '../tree/copy.ts'
 import { firstOther, linksOf, listTree, type TreeEntry } from '../tree/list.ts'
 import { removeAt, replaceEntry } from '../tree/place.ts'
 import { confirmOrRefuse } from '../runtime/confirm.ts'
-import { treeRun, type Context } from '../runtime/context.ts'
+import type { Context } from '../runtime/context.ts'
 import { gateOf, gateWrite, kindOfStats, protectedRefusal, tempName } from '../runtime/guard.ts'
 
 function joinReal(dir: string, rel: string): string {
@@ -121,13 +121,13 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
     let isTargetOurs = false
     try {
       try {
-        const run = await writeCopy(src, destParent, target, () => {
+        const links = await writeCopy(src, destParent, target, () => {
           isTargetOurs = true
         })
         // A symlink inside a copied tree can resolve differently through other copied
         // symlinks than it could be judged before they existed: check each one as placed.
         const top = joinReal(dest.parent, target)
-        for (const link of run.links) {
+        for (const link of links) {
           const n = { label: 'src', given: `${srcGiven.replace(/\/+$/, '')}/${link.real.slice(top.length + 1)}` }
           await requireLinkInside(ctx.roots, link.real.slice(0, link.real.lastIndexOf('/')), link.text, n)
         }
@@ -135,9 +135,9 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
         if (!isTargetOurs && errno(cause) === 'EEXIST') throw destinationExists(dest)
         throw cause
       }
-      if (target !== dest.name) await replaceEntry(destParent, target, destParent, dest.name, treeRun())
+      if (target !== dest.name) await replaceEntry(destParent, target, destParent, dest.name)
     } catch (cause) {
-      if (isTargetOurs) await removeAt(destParent, target, treeRun()).catch(() => undefined)
+      if (isTargetOurs) await removeAt(destParent, target).catch(() => undefined)
       await removeCreatedDirs(createdParents)
       if (cause instanceof ToolError) {
         throw cause.is_preflight && isTargetOurs
@@ -158,16 +158,16 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
 
 /**
  * Create the copy of `src` as the entry `name` of `dest`, calling `mark` once that entry
- * exists (so a failure knows to remove it). Returns the run, whose links get checked.
+ * exists (so a failure knows to remove it). Returns the symlinks made inside a copied tree,
+ * which get checked.
  */
-async function writeCopy(src: Source, dest: DirHandle, name: string, mark: () => void): Promise<CopyRun> {
-  const run = treeRun()
+async function writeCopy(src: Source, dest: DirHandle, name: string, mark: () => void): Promise<MadeLink[]> {
   if (src.kind !== 'dir') {
     try {
-      if (src.kind === 'file') await copyFileBetween(src.handle, src.r.name, dest, name)
-      else await copyLinkTo(src.linkText ?? '', dest, name, null)
+      if (src.kind === 'file') await copyFileBetween(src.handle.ref, src.r.name, dest.ref, name)
+      else await copyLinkTo(src.linkText ?? '', dest.ref, name)
       mark()
-      return run
+      return []
     } catch (cause) {
       // A file copy that failed after creating its destination leaves a partial file.
       if (errno(cause) !== 'EEXIST' && src.kind === 'file') mark()
@@ -178,9 +178,8 @@ async function writeCopy(src: Source, dest: DirHandle, name: string, mark: () =>
   mark()
   const top = await openChild(dest, name)
   try {
-    await copyEntries(src.handle, top, src.entries, run)
+    return await copyTree(src.handle.ref, top.ref, src.entries)
   } finally {
     await top.close()
   }
-  return run
 }

@@ -6,9 +6,9 @@ import { isWithin } from '../confine/roots.ts'
 import { afterChanges, changedUnderfoot, ioError } from '../errors/refuse.ts'
 import { pinDir } from '../handle/dir.ts'
 import { listTree } from '../tree/list.ts'
-import { removeDirAt } from '../tree/remove.ts'
+import { removeTree } from '../tree/remove.ts'
 import { confirmOrRefuse } from '../runtime/confirm.ts'
-import { treeRun, type Context } from '../runtime/context.ts'
+import type { Context } from '../runtime/context.ts'
 import { gateOf, protectedRefusal, refuseSlashedLink, sameObject } from '../runtime/guard.ts'
 
 /** A checked path: `r.stats` null means nothing (visible) is there to delete. */
@@ -61,7 +61,7 @@ async function removeOne(r: Resolved, preflight: boolean): Promise<boolean> {
     }
     if (!sameObject(before, now)) throw changedUnderfoot(r, `${r.real} was replaced by another file`, preflight)
     try {
-      if (now.isDirectory()) await removeDirAt(parent, r.name, treeRun())
+      if (now.isDirectory()) await removeTree(parent.ref, r.name)
       else await unlink(parent.at(r.name))
     } catch (cause) {
       if (errno(cause) === 'ENOENT' && !now.isDirectory()) return false

@@ -5,12 +5,12 @@ import { resolvePath, type Resolved } from '../confine/resolve.ts'
 import { isWithin } from '../confine/roots.ts'
 import { changedUnderfoot, destinationExists, intoItself, ioError, named, notADirectory, notCopyable, notFound, samePath } from '../errors/refuse.ts'
 import { openChild, openDestParent, pinDir, removeCreatedDirs, type DirHandle } from '../handle/dir.ts'
-import { copyEntries, copyFileBetween, copyLinkTo } from '../tree/copy.ts'
+import { copyFileBetween, copyLinkTo, copyTree } from '../tree/copy.ts'
 import { firstOther, listTree } from '../tree/list.ts'
 import { removeAt, replaceEntry } from '../tree/place.ts'
-import { removeDirAt } from '../tree/remove.ts'
+import { removeTree } from '../tree/remove.ts'
 import { confirmOrRefuse } from '../runtime/confirm.ts'
-import { treeRun, type Context } from '../runtime/context.ts'
+import type { Context } from '../runtime/context.ts'
 import { gateOf, gateWrite, kindOfStats, protectedRefusal, refuseSlashedLink, sameObject, tempName } from '../runtime/guard.ts'
 
 /** Hard links are not possible here (filesystem, permissions or link count), though the rest works. */
@@ -30,14 +30,13 @@ interface Move {
  * as it was. `isMade` says `name` already exists as an empty directory made for this move.
  */
 async function moveAcrossDevices(m: Move, name: string, isMade: boolean): Promise<void> {
-  const run = treeRun()
   let isOurs = isMade
   try {
     if (m.kind === 'file') {
       isOurs = true
-      await copyFileBetween(m.srcParent, m.src.name, m.destParent, name)
+      await copyFileBetween(m.srcParent.ref, m.src.name, m.destParent.ref, name)
     } else if (m.kind === 'link') {
-      await copyLinkTo(await readlink(m.srcParent.at(m.src.name)), m.destParent, name, null)
+      await copyLinkTo(await readlink(m.srcParent.at(m.src.name)), m.destParent.ref, name)
       isOurs = true
     } else if (m.kind === 'dir') {
       const from = await openChild(m.srcParent, m.src.name)
@@ -51,7 +50,7 @@ async function moveAcrossDevices(m: Move, name: string, isMade: boolean): Promis
         }
         const to = await openChild(m.destParent, name)
         try {
-          await copyEntries(from, to, entries, run)
+          await copyTree(from.ref, to.ref, entries)
         } finally {
           await to.close()
         }
@@ -60,12 +59,12 @@ async function moveAcrossDevices(m: Move, name: string, isMade: boolean): Promis
       }
     } else throw notCopyable(m.src, m.src.real)
   } catch (cause) {
-    if (isOurs) await removeAt(m.destParent, name, treeRun()).catch(() => undefined)
+    if (isOurs) await removeAt(m.destParent, name).catch(() => undefined)
     if (cause instanceof ToolError) throw cause
     throw ioError(m.src, cause, { preflight: false, state: 'Moving across filesystems, the copy failed and was removed; src is as it was.' })
   }
   try {
-    if (m.kind === 'dir') await removeDirAt(m.srcParent, m.src.name, treeRun())
+    if (m.kind === 'dir') await removeTree(m.srcParent.ref, m.src.name)
     else await unlink(m.srcParent.at(m.src.name))
   } catch (cause) {
     throw ioError(m.src, cause, { preflight: false, state: `The copy at ${m.dest.real} is complete, but src could not be fully removed.` })
@@ -117,12 +116,12 @@ async function moveToNew(m: Move): Promise<void> {
 /** Replace an existing dest (the host confirmed) with the source. */
 async function moveOver(m: Move): Promise<void> {
   try {
-    await replaceEntry(m.srcParent, m.src.name, m.destParent, m.dest.name, treeRun())
+    await replaceEntry(m.srcParent, m.src.name, m.destParent, m.dest.name)
   } catch (cause) {
     if (errno(cause) !== 'EXDEV') throw cause
     const aside = tempName(m.dest.name, 'move')
     await moveAcrossDevices(m, aside, false)
-    await replaceEntry(m.destParent, aside, m.destParent, m.dest.name, treeRun())
+    await replaceEntry(m.destParent, aside, m.destParent, m.dest.name)
   }
 }
 

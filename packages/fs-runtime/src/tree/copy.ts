@@ -1,22 +1,21 @@
-import { closeSync, constants, fstatSync, openSync } from 'node:fs'
-import { close, copyFile, fstat, lstat, mkdir, open, symlink } from '../util/fsio.ts'
-import { fdPath, isPinning, openChild, type DirHandle } from '../handle/dir.ts'
-import { TaskGroup, failFast, type Limiter } from '../util/limit.ts'
+import { closeSync, constants, fstatSync, mkdirSync, openSync } from 'node:fs'
+import { close, copyFile, fstat, lstat, open, symlink } from '../util/fsio.ts'
+import { fdPath } from '../handle/dir.ts'
+import { createLimiter } from '../util/limit.ts'
+import { entryAt, openChildSync, readUmask, realOf, type ChunkEntry, type DirRef } from '../sync/api.ts'
 import type { TreeEntry } from './list.ts'
+import { CHUNK, Walk } from './pool.ts'
 import { copySparse, isSparse } from './sparse.ts'
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, COPYFILE_EXCL, COPYFILE_FICLONE } = constants
 
-/** Shared state of one tree copy. */
-export interface CopyRun {
-  /** Bounds file and symlink copies in flight. */
-  files: Limiter
-  /** Bounds subtrees copied side by side. */
-  slots: Limiter
-  /** Every symlink created (real path and text), for the check after the copy. */
-  links: Array<{ real: string; text: string }>
-  /** Set on the first failure; queued work then does nothing. */
-  failed: boolean
+/** Large files of one tree copied side by side (each is one kernel copy on the libuv pool). */
+const LARGE_FILES = 4
+
+/** A symlink a copy created: its real path and text, for the check once the copy is placed. */
+export interface MadeLink {
+  real: string
+  text: string
 }
 
 function changed(what: string): Error {
@@ -30,19 +29,19 @@ function changed(what: string): Error {
  * destination is never written through), with a reflink where the filesystem offers one. A
  * sparse source keeps its holes (see copySparse); any other file is copied by the kernel.
  */
-export async function copyFileBetween(src: DirHandle, name: string, dest: DirHandle, destName: string): Promise<void> {
-  if (!isPinning()) {
-    const st = await lstat(src.at(name))
-    if (!st.isFile()) throw changed(src.realOf(name))
+export async function copyFileBetween(src: DirRef, name: string, dest: DirRef, destName: string): Promise<void> {
+  if (src.fd === null) {
+    const st = await lstat(entryAt(src, name))
+    if (!st.isFile()) throw changed(realOf(src, name))
     if (!isSparse(st)) {
-      await copyFile(src.at(name), dest.at(destName), COPYFILE_EXCL | COPYFILE_FICLONE)
+      await copyFile(entryAt(src, name), entryAt(dest, destName), COPYFILE_EXCL | COPYFILE_FICLONE)
       return
     }
-    const fd = await open(src.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+    const fd = await open(entryAt(src, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
     try {
       const now = await fstat(fd)
-      if (!now.isFile()) throw changed(src.realOf(name))
-      await copySparse(src.at(name), fd, now, dest.at(destName))
+      if (!now.isFile()) throw changed(realOf(src, name))
+      await copySparse(entryAt(src, name), fd, now, entryAt(dest, destName))
     } finally {
       await close(fd)
     }
@@ -50,59 +49,94 @@ export async function copyFileBetween(src: DirHandle, name: string, dest: DirHan
   }
   // open and fstat are quick local calls: done synchronously they cost less than a trip
   // through the libuv pool, which stays busy with the copies themselves.
-  const fd = openSync(src.at(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+  const fd = openSync(entryAt(src, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
   try {
     const st = fstatSync(fd)
-    if (!st.isFile()) throw changed(src.realOf(name))
-    if (isSparse(st)) await copySparse(fdPath(fd), fd, st, dest.at(destName))
-    else await copyFile(fdPath(fd), dest.at(destName), COPYFILE_EXCL | COPYFILE_FICLONE)
+    if (!st.isFile()) throw changed(realOf(src, name))
+    if (isSparse(st)) await copySparse(fdPath(fd), fd, st, entryAt(dest, destName))
+    else await copyFile(fdPath(fd), entryAt(dest, destName), COPYFILE_EXCL | COPYFILE_FICLONE)
   } finally {
     closeSync(fd)
   }
 }
 
-/** Create the symlink `destName` in `dest` with exactly `text`, and remember it for the check. */
-export async function copyLinkTo(text: string, dest: DirHandle, destName: string, run: CopyRun | null): Promise<void> {
-  await symlink(text, dest.at(destName))
-  run?.links.push({ real: dest.realOf(destName), text })
+/** Create the symlink `destName` in `dest` with exactly `text`. */
+export async function copyLinkTo(text: string, dest: DirRef, destName: string): Promise<void> {
+  await symlink(text, entryAt(dest, destName))
+}
+
+/** A directory being copied: both sides, and what still needs their descriptors. */
+interface Pair {
+  src: DirRef
+  dest: DirRef
+  /** Chunks, large files and subdirectories not yet done with this pair's descriptors. */
+  holds: number
 }
 
 /**
  * Copy listed entries from `src` into `dest` (both pinned): files by content, symlinks as
  * symlinks with their text unchanged, directories recursively (each opened with O_NOFOLLOW
- * through its pinned parent). Every creation is exclusive.
+ * through its pinned parent). Every creation is exclusive. Files and symlinks go in chunks to
+ * the tree pool (pool.ts); files over SMALL_FILE and sparse ones come back and take
+ * copyFileBetween. Resolves to every symlink created, for the check after the copy.
  */
-export async function copyEntries(src: DirHandle, dest: DirHandle, entries: readonly TreeEntry[], run: CopyRun): Promise<void> {
-  const group = new TaskGroup(run.slots)
-  const guard = failFast(run)
-  try {
-    for (const e of entries) {
-      if (run.failed) break
-      if (e.kind === 'file') group.push(run.files.run(guard(() => copyFileBetween(src, e.name, dest, e.name))))
-      else if (e.kind === 'link') group.push(run.files.run(guard(() => copyLinkTo(e.text ?? '', dest, e.name, run))))
-      else if (e.kind === 'dir') {
-        await group.add(
-          guard(async () => {
-            await mkdir(dest.at(e.name))
-            const s = await openChild(src, e.name)
-            try {
-              const d = await openChild(dest, e.name)
-              try {
-                await copyEntries(s, d, e.children ?? [], run)
-              } finally {
-                await d.close()
-              }
-            } finally {
-              await s.close()
-            }
-          }),
-        )
-      } else throw changed(src.realOf(e.name))
-    }
-  } catch (cause) {
-    run.failed = true
-    await group.wait().catch(() => undefined)
-    throw cause
+export async function copyTree(src: DirRef, dest: DirRef, entries: readonly TreeEntry[]): Promise<MadeLink[]> {
+  const walk = new Walk()
+  const links: MadeLink[] = []
+  const umask = readUmask()
+  const large = createLimiter(LARGE_FILES)
+  const release = (pair: Pair) => {
+    if (--pair.holds > 0) return
+    walk.close(pair.src)
+    walk.close(pair.dest)
   }
-  await group.wait()
+  // One directory's chunks go one after another (files made in one directory queue on its
+  // lock in the kernel anyway); directories go side by side.
+  const send = (pair: Pair, chunks: ChunkEntry[][], at = 0) => {
+    const chunk = chunks[at]
+    if (chunk === undefined) return
+    pair.holds++
+    walk.copy({ src: pair.src, dest: pair.dest, entries: chunk, umask }, (done) => {
+      links.push(...done.links)
+      for (const name of done.deferred) {
+        pair.holds++
+        walk.track(
+          () => large.run(() => copyFileBetween(pair.src, name, pair.dest, name)),
+          () => release(pair),
+        )
+      }
+      send(pair, chunks, at + 1)
+      release(pair)
+    })
+  }
+  const expand = (pair: Pair, list: readonly TreeEntry[]) => {
+    pair.holds++
+    const chunks: ChunkEntry[][] = [[]]
+    for (const e of list) {
+      if (e.kind === 'dir') {
+        pair.holds++
+        walk.push(() => {
+          try {
+            mkdirSync(entryAt(pair.dest, e.name))
+            const child: Pair = { src: walk.opened(openChildSync(pair.src, e.name)), dest: walk.opened(openChildSync(pair.dest, e.name)), holds: 0 }
+            expand(child, e.children ?? [])
+          } finally {
+            release(pair)
+          }
+        })
+        continue
+      }
+      if (e.kind === 'other') throw changed(realOf(pair.src, e.name))
+      const last = chunks[chunks.length - 1] as ChunkEntry[]
+      ;(last.length < CHUNK ? last : (chunks[chunks.length] = [])).push(
+        e.kind === 'link' ? { name: e.name, kind: 'link', text: e.text } : { name: e.name, kind: 'file' },
+      )
+    }
+    if ((chunks[0] as ChunkEntry[]).length > 0) send(pair, chunks)
+    release(pair)
+  }
+  // The top pair belongs to the caller: it is never closed here (one hold is never released).
+  walk.push(() => expand({ src, dest, holds: 1 }, entries))
+  await walk.run()
+  return links
 }

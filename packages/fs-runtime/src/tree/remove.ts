@@ -1,82 +1,102 @@
-import type { Dirent } from 'node:fs'
-import { errno, readdirTyped, rmdir, unlink } from '../util/fsio.ts'
-import { openChild, type DirHandle } from '../handle/dir.ts'
-import { TaskGroup, failFast, type Limiter } from '../util/limit.ts'
+import { unlinkSync } from 'node:fs'
+import { errno } from '../util/fsio.ts'
+import { entryAt, listSync, openChildSync, rmdirAt, verifySync, type DirRef } from '../sync/api.ts'
+import { CHUNK, Walk } from './pool.ts'
 
-/** Shared state of one tree removal. */
-export interface RemoveRun {
-  files: Limiter
-  slots: Limiter
-  failed: boolean
-}
-
-/** Remove the non-directory `name` of `dir`; a directory found there instead is removed whole. */
-export async function removeEntry(dir: DirHandle, name: string, run: RemoveRun, attempts = 3): Promise<void> {
-  try {
-    await unlink(dir.at(name))
-  } catch (cause) {
-    const code = errno(cause)
-    if (code === 'ENOENT') return
-    if ((code === 'EISDIR' || code === 'EPERM') && attempts > 1) return removeDirAt(dir, name, run, attempts - 1)
-    throw cause
-  }
+/** A directory being removed. */
+interface Doomed {
+  parent: DirRef
+  name: string
+  /** The directory holding this one, told when this one is gone; null for the top. */
+  up: Doomed | null
+  ref: DirRef | null
+  /** Chunks and subdirectories not yet removed. */
+  holds: number
+  /** Tries left when the entry turns out to be something else, or refills while emptied. */
+  attempts: number
 }
 
 /**
  * Remove the directory `name` of `dir` and everything under it, descending without following
- * symlinks: the child is opened with O_NOFOLLOW through its pinned parent, emptied through its
- * own descriptor, then removed by name. Something else found at the name (a symlink swapped in)
- * is unlinked itself, never followed. A directory that refills while being emptied is emptied
- * again, a few times at most.
+ * symlinks: each directory is opened with O_NOFOLLOW through its pinned parent, emptied through
+ * its own descriptor (its other entries unlinked in chunks by the tree pool, pool.ts), then
+ * removed by name. Something else found at a name (a symlink swapped in) is unlinked itself,
+ * never followed. A directory that refills while being emptied is emptied again, a few times
+ * at most; an entry already gone is fine.
  */
-export async function removeDirAt(dir: DirHandle, name: string, run: RemoveRun, attempts = 3): Promise<void> {
-  let child: DirHandle
-  try {
-    child = await openChild(dir, name)
-  } catch (cause) {
-    const code = errno(cause)
-    if (code === 'ENOENT') return
-    if ((code === 'ENOTDIR' || code === 'ELOOP') && attempts > 1) return removeEntry(dir, name, run, attempts - 1)
-    throw cause
+export async function removeTree(dir: DirRef, name: string): Promise<void> {
+  const walk = new Walk()
+  const gone = (d: Doomed) => {
+    if (d.up !== null) release(d.up)
   }
-  try {
-    await removeContents(child, run)
-  } finally {
-    await child.close()
+  const release = (d: Doomed) => {
+    if (--d.holds === 0) rmdirOf(d)
   }
-  try {
-    await rmdir(dir.at(name))
-  } catch (cause) {
-    const code = errno(cause)
-    if (code === 'ENOENT') return
-    if (code === 'ENOTDIR' && attempts > 1) return removeEntry(dir, name, run, attempts - 1)
-    if (code === 'ENOTEMPTY' && attempts > 1) return removeDirAt(dir, name, run, attempts - 1)
-    throw cause
+  const child = (d: Doomed, childName: string) => {
+    d.holds++
+    const c: Doomed = { parent: d.ref as DirRef, name: childName, up: d, ref: null, holds: 0, attempts: 3 }
+    walk.push(() => empty(c))
   }
-}
-
-/** Remove everything inside the pinned directory `dir` (not `dir` itself). */
-export async function removeContents(dir: DirHandle, run: RemoveRun): Promise<void> {
-  await dir.verify({ label: 'path', given: dir.real }, false)
-  let dirents: Dirent[]
-  try {
-    dirents = await readdirTyped(dir.self)
-  } catch (cause) {
-    if (errno(cause) === 'ENOENT') return
-    throw cause
-  }
-  const group = new TaskGroup(run.slots)
-  const guard = failFast(run)
-  try {
-    for (const d of dirents) {
-      if (run.failed) break
-      if (d.isDirectory()) await group.add(guard(() => removeDirAt(dir, d.name, run)))
-      else group.push(run.files.run(guard(() => removeEntry(dir, d.name, run))))
+  // Something that is not a directory (or no longer one): unlink the name itself.
+  const unlinkOf = (d: Doomed) => {
+    try {
+      verifySync(d.parent)
+      unlinkSync(entryAt(d.parent, d.name))
+    } catch (cause) {
+      const code = errno(cause)
+      if ((code === 'EISDIR' || code === 'EPERM') && --d.attempts > 0) return walk.push(() => empty(d))
+      if (code !== 'ENOENT') throw cause
     }
-  } catch (cause) {
-    run.failed = true
-    await group.wait().catch(() => undefined)
-    throw cause
+    gone(d)
   }
-  await group.wait()
+  const rmdirOf = (d: Doomed) => {
+    if (d.ref !== null) walk.close(d.ref)
+    d.ref = null
+    try {
+      rmdirAt(d.parent, d.name)
+    } catch (cause) {
+      const code = errno(cause)
+      if (code === 'ENOTEMPTY' && --d.attempts > 0) return walk.push(() => empty(d))
+      if (code === 'ENOTDIR' && --d.attempts > 0) return unlinkOf(d)
+      if (code !== 'ENOENT') throw cause
+    }
+    gone(d)
+  }
+  const empty = (d: Doomed) => {
+    try {
+      d.ref = walk.opened(openChildSync(d.parent, d.name))
+    } catch (cause) {
+      const code = errno(cause)
+      if (code === 'ENOENT') return gone(d)
+      if ((code === 'ENOTDIR' || code === 'ELOOP') && --d.attempts > 0) return unlinkOf(d)
+      throw cause
+    }
+    const ref = d.ref
+    let listed: { dirs: string[]; others: string[] }
+    try {
+      listed = listSync(ref)
+    } catch (cause) {
+      // Removed meanwhile by someone else: nothing left to empty.
+      if (errno(cause) !== 'ENOENT') throw cause
+      listed = { dirs: [], others: [] }
+    }
+    const { dirs, others } = listed
+    d.holds = 1
+    for (const n of dirs) child(d, n)
+    // One directory's chunks go one after another (unlinks in one directory queue on its lock
+    // in the kernel anyway); directories go side by side.
+    const send = (at: number) => {
+      if (at >= others.length) return
+      d.holds++
+      walk.unlink({ dir: ref, names: others.slice(at, at + CHUNK) }, (done) => {
+        for (const n of done.dirs) child(d, n)
+        send(at + CHUNK)
+        release(d)
+      })
+    }
+    send(0)
+    release(d)
+  }
+  walk.push(() => empty({ parent: dir, name, up: null, ref: null, holds: 0, attempts: 3 }))
+  await walk.run()
 }

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs'
-import type { Dirent, Stats } from 'node:fs'
+import type { Dirent, Stats, StatsFs } from 'node:fs'
 
 /**
  * Promise forms of the callback filesystem calls the tools use. Node 20's `fs/promises` costs
@@ -23,6 +23,7 @@ function call<T>(start: (done: Done<T>) => void): Promise<T> {
 
 export const lstat = (path: string): Promise<Stats> => call<Stats>((d) => fs.lstat(path, d))
 export const fstat = (fd: number): Promise<Stats> => call<Stats>((d) => fs.fstat(fd, d))
+export const statfs = (path: string): Promise<StatsFs> => call<StatsFs>((d) => fs.statfs(path, d))
 export const realpath = (path: string): Promise<string> => call<string>((d) => fs.realpath.native(path, d))
 export const readlink = (path: string): Promise<string> => call<string>((d) => fs.readlink(path, d))
 export const readdirTyped = (path: string): Promise<Dirent[]> => call<Dirent[]>((d) => fs.readdir(path, { withFileTypes: true }, d))

@@ -78,19 +78,3 @@ export class TaskGroup {
     await settleAll(this.#work)
   }
 }
-
-/**
- * Wrap work of one call so that once any piece fails, pieces not yet started are skipped and
- * the failure is recorded on `run` for the walkers to stop early.
- */
-export function failFast(run: { failed: boolean }): (work: () => Promise<void>) => () => Promise<void> {
-  return (work) => async () => {
-    if (run.failed) return
-    try {
-      await work()
-    } catch (e) {
-      run.failed = true
-      throw e
-    }
-  }
-}

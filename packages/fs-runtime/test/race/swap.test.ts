@@ -6,6 +6,7 @@ import { Worker } from 'node:worker_threads'
 import { ToolError } from '@hands/contracts'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { resolveInside } from '../../src/index.ts'
+import { chunkCounts, configurePool } from '../../src/tree/pool.ts'
 import { makeTree } from '../helpers/tree.ts'
 import { makeWorld, type World } from '../helpers/world.ts'
 
@@ -15,7 +16,10 @@ let w: World
 beforeEach(() => {
   w = makeWorld()
 })
-afterEach(() => w.cleanup())
+afterEach(() => {
+  configurePool({ workers: 2, sliceMs: 2 })
+  w.cleanup()
+})
 
 /** A sparse file in the sentinel tree at the name the swapped-in link offers for `work/sub/sparse`. */
 const OUTSIDE_SPARSE = 'sparse ~2097152'
@@ -73,58 +77,71 @@ async function underSwapping(layout: readonly string[], iterations: number, roun
 }
 
 describe('race: a directory swapped for a symlink to outside while tools run', () => {
-  it(`never creates, changes or removes anything outside the roots (${ITERATIONS} iterations of copy, move, delete, create_directory)`, async () => {
-    makeTree(w.out, [OUTSIDE_SPARSE])
-    const before = w.sentinel()
-    const codes = new Map<string, number>()
-    let done = 0
-    const layout = [
-      'work/sub/file',
-      `work/sub/sparse ~${SPARSE_SIZE}`,
-      'work/sub/d/x',
-      'work/sub/d/y',
-      'work/sub/e/z',
-      'work/src-file',
-      `work/src-sparse ~${SPARSE_SIZE}`,
-      'work/src-dir/a',
-      'work/src-dir/b/c',
-    ]
-    const swaps = await underSwapping(layout, ITERATIONS, async (i) => {
-      const fs = w.fs
-      const calls = [
-        fs.copy({ src: 'work/sub', dest: `work/copy-${i}` }),
-        fs.copy({ src: 'work/sub/d', dest: `work/copy-d-${i}` }),
-        fs.copy({ src: 'work/sub/file', dest: `work/copy-f-${i}` }),
-        fs.copy({ src: 'work/sub/sparse', dest: `work/copy-s-${i}` }),
-        fs.copy({ src: 'work/src-sparse', dest: `work/sub/planted-s-${i}` }),
-        fs.copy({ src: 'work/src-file', dest: `work/sub/planted-${i}` }),
-        fs.copy({ src: 'work/src-dir', dest: `work/sub/planted-dir-${i}` }),
-        fs.copy({ src: 'work/src-file', dest: 'work/sub/file', is_overwrite: true }),
-        fs.move({ src: 'work/sub/file', dest: `work/moved-${i}` }),
-        fs.move({ src: 'work/src-dir', dest: `work/sub/moved-in-${i}` }),
-        fs.create_directory({ paths: [`work/sub/new-${i}/deeper`, `work/sub/d/new-${i}`] }),
-        fs.delete({ paths: ['work/sub/d', 'work/sub/e/z'] }),
-        fs.delete({ paths: ['work/sub'] }),
+  it.each([
+    ['tree work on the main thread', { workers: 0 }, 'here'],
+    ['tree work on worker threads', { workers: 2, sliceMs: 0 }, 'workers'],
+  ] as const)(
+    `never creates, changes or removes anything outside the roots (${ITERATIONS} iterations of copy, move, delete, create_directory; %s)`,
+    async (_where, pool, doer) => {
+      configurePool(pool)
+      chunkCounts.here = 0
+      chunkCounts.workers = 0
+      makeTree(w.out, [OUTSIDE_SPARSE])
+      const before = w.sentinel()
+      const codes = new Map<string, number>()
+      let done = 0
+      const layout = [
+        'work/sub/file',
+        `work/sub/sparse ~${SPARSE_SIZE}`,
+        'work/sub/d/x',
+        'work/sub/d/y',
+        'work/sub/e/z',
+        'work/src-file',
+        `work/src-sparse ~${SPARSE_SIZE}`,
+        'work/src-dir/a',
+        'work/src-dir/b/c',
       ]
-      for (const r of await Promise.allSettled(calls)) {
-        if (r.status === 'fulfilled') {
-          done++
-          continue
+      const swaps = await underSwapping(layout, ITERATIONS, async (i) => {
+        const fs = w.fs
+        const calls = [
+          fs.copy({ src: 'work/sub', dest: `work/copy-${i}` }),
+          fs.copy({ src: 'work/sub/d', dest: `work/copy-d-${i}` }),
+          fs.copy({ src: 'work/sub/file', dest: `work/copy-f-${i}` }),
+          fs.copy({ src: 'work/sub/sparse', dest: `work/copy-s-${i}` }),
+          fs.copy({ src: 'work/src-sparse', dest: `work/sub/planted-s-${i}` }),
+          fs.copy({ src: 'work/src-file', dest: `work/sub/planted-${i}` }),
+          fs.copy({ src: 'work/src-dir', dest: `work/sub/planted-dir-${i}` }),
+          fs.copy({ src: 'work/src-file', dest: 'work/sub/file', is_overwrite: true }),
+          fs.move({ src: 'work/sub/file', dest: `work/moved-${i}` }),
+          fs.move({ src: 'work/src-dir', dest: `work/sub/moved-in-${i}` }),
+          fs.create_directory({ paths: [`work/sub/new-${i}/deeper`, `work/sub/d/new-${i}`] }),
+          fs.delete({ paths: ['work/sub/d', 'work/sub/e/z'] }),
+          fs.delete({ paths: ['work/sub'] }),
+        ]
+        for (const r of await Promise.allSettled(calls)) {
+          if (r.status === 'fulfilled') {
+            done++
+            continue
+          }
+          expect(r.reason, String(r.reason)).toBeInstanceOf(ToolError)
+          const code = (r.reason as ToolError).code
+          codes.set(code, (codes.get(code) ?? 0) + 1)
         }
-        expect(r.reason, String(r.reason)).toBeInstanceOf(ToolError)
-        const code = (r.reason as ToolError).code
-        codes.set(code, (codes.get(code) ?? 0) + 1)
-      }
-      expect(w.sentinel(), `iteration ${i} touched the outside`).toBe(before)
-    })
-    expect(w.sentinel()).toBe(before)
-    expect(leakedIn(w.root), 'outside content was copied in').toEqual([])
-    // The race was real: the swapper ran throughout, and calls both succeeded and were refused.
-    expect(swaps).toBeGreaterThan(ITERATIONS)
-    expect(done).toBeGreaterThan(0)
-    expect([...codes.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
-    console.info(`race: ${ITERATIONS} iterations x 13 calls, ${swaps} swaps, ${done} calls done, refusals ${JSON.stringify(Object.fromEntries(codes))}`)
-  }, 120_000)
+        expect(w.sentinel(), `iteration ${i} touched the outside`).toBe(before)
+      })
+      expect(w.sentinel()).toBe(before)
+      expect(leakedIn(w.root), 'outside content was copied in').toEqual([])
+      // The race was real: the swapper ran throughout, and calls both succeeded and were refused.
+      expect(swaps).toBeGreaterThan(ITERATIONS)
+      expect(done).toBeGreaterThan(0)
+      expect([...codes.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
+      // The tree work ran where this case says.
+      expect(chunkCounts[doer]).toBeGreaterThan(0)
+      expect(chunkCounts[doer === 'here' ? 'workers' : 'here']).toBe(0)
+      console.info(`race: ${ITERATIONS} iterations x 13 calls, ${swaps} swaps, ${done} calls done, refusals ${JSON.stringify(Object.fromEntries(codes))}`)
+    },
+    120_000,
+  )
 
   it('catches a naive check-then-act copy (the control: this harness can fail)', async () => {
     const before = w.sentinel()

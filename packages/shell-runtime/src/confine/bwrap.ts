@@ -1,7 +1,8 @@
 import { lstatSync } from 'node:fs'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
-import { jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
-import { isUnder, JOB_CAPABILITIES, type ConfinePolicy } from './policy.ts'
+import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
+import { isUnder, JOB_CAPABILITIES, hiddenPaths, type ConfinePolicy } from './policy.ts'
+import type { SeccompSupport } from './probe.ts'
 
 /**
  * The bubblewrap arguments for a policy, up to the command: the whole filesystem read-only, a
@@ -25,7 +26,7 @@ function bwrapArgs(policy: ConfinePolicy, spoolDir: string, isRoot: boolean): st
   for (const w of policy.writable) if (w !== policy.tmpDir || isTmpWritable) args.push('--bind', w, w)
   // After the writable binds, so the spool stays read-only even inside a root.
   args.push('--ro-bind', spoolDir, spoolDir)
-  for (const h of [...policy.secrets, ...policy.denyRead]) {
+  for (const h of hiddenPaths(policy)) {
     let st
     try {
       st = lstatSync(h)
@@ -39,16 +40,29 @@ function bwrapArgs(policy: ConfinePolicy, spoolDir: string, isRoot: boolean): st
 }
 
 /** Confinement by bubblewrap: a mount, pid and (with --no-network) network namespace per job, ~10 ms each. */
-export function bwrapConfiner(input: { bwrap: string; helper: string; policy: ConfinePolicy; spoolDir: string; why: string | null; gaps: string[] }): Confiner {
+export function bwrapConfiner(input: {
+  bwrap: string
+  helper: string
+  policy: ConfinePolicy
+  spoolDir: string
+  why: string | null
+  gaps: string[]
+  /** The Landlock ABI (0 for none): from 6 on, the job's signals and abstract UNIX sockets are scoped inside the sandbox too. */
+  abi: number
+  seccomp: SeccompSupport
+}): Confiner {
   const { bwrap, helper, policy, spoolDir } = input
+  // The inner stage: the capability cut, and (bubblewrap's namespaces aside) io_uring, the
+  // keyrings and clone3 refused, and the host's abstract UNIX sockets out of reach.
+  const innerGuards = ['--drop-caps', ...(input.seccomp === 'none' ? [] : ['--seccomp-basic']), ...(input.abi >= 6 ? ['--scope-only'] : [])]
   const isRoot = process.getuid?.() === 0
   const tmpInside = policy.writable.some((w) => w !== policy.tmpDir && isUnder(w, '/tmp')) ? policy.tmpDir : '/tmp'
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
   const summary = [
     `commands are confined by bubblewrap${input.why === null ? '' : ` (${input.why})`}`,
     `writes: only under the roots, the session's TMPDIR (private, seen as ${tmpInside})${policy.allowWrite.length > 0 ? ` and ${n(policy.allowWrite.length, '--allow-write path')}` : ''}; the rest of the filesystem is read-only`,
-    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''} (covered, even inside a root), the host's /tmp and device nodes`,
-    'processes: a private pid namespace and /proc; nothing outside the command is visible',
+    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''}, hands' attach directories (covered, even inside a root), the host's /tmp and device nodes`,
+    'processes: a private pid namespace and /proc; nothing outside the command is visible; it keeps only its own descriptors, and dies first under memory pressure',
     `network: ${policy.isNetwork ? 'on' : 'cut (a private network namespace with loopback only)'}`,
     'cost: about 10 ms of CPU per command',
     ...input.gaps.map((g) => `gap: ${g}`),
@@ -64,13 +78,14 @@ export function bwrapConfiner(input: { bwrap: string; helper: string; policy: Co
     canLeaveCgroup: false,
     launch(job: JobSpec): Launch {
       const keep = job.keepFds.flatMap((fd) => ['--keep-fd', String(fd)])
-      const inner = [helper, ...keep, '--expect-cwd', `${job.cwd.dev}:${job.cwd.ino}`, '--argv0', 'bash', '--', job.bash, ...job.bashArgs]
+      const inner = [helper, ...innerGuards, ...keep, '--expect-cwd', `${job.cwd.dev}:${job.cwd.ino}`, '--argv0', 'bash', '--', job.bash, ...job.bashArgs]
       return {
         file: helper,
         args: [...jobArgs(job), '--argv0', 'bwrap', '--', bwrap, ...bwrapArgs(policy, spoolDir, isRoot), '--chdir', job.cwd.real, '--', ...inner],
         cwd: spawnCwd(job.cwd),
         env: { TMPDIR: tmpInside },
         statusFd: job.io === 'pipes' ? STATUS_FD : null,
+        hasRelay: hasRelay(job, false),
       }
     },
   }

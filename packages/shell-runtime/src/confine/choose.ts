@@ -1,7 +1,7 @@
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { CGROUP_PROCS_VAR } from '../tree/cgroup-keeper.ts'
 import { bwrapConfiner } from './bwrap.ts'
-import { CLOSE_FDS_VAR, jobArgs, STATUS_FD, type Confiner, type ConfineMode, type JobSpec, type Launch } from './confiner.ts'
+import { CLOSE_FDS_VAR, hasRelay, jobArgs, STATUS_FD, type Confiner, type ConfineMode, type JobSpec, type Launch } from './confiner.ts'
 import { landlockConfiner } from './landlock.ts'
 import { isUnder, type ConfinePolicy } from './policy.ts'
 import { copyHelper, packageDir, probe, type Probe } from './probe.ts'
@@ -30,13 +30,13 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
       const env: Record<string, string> = { TMPDIR: policy.tmpDir }
       if (helper !== null) {
         const args = [...jobArgs(job), '--argv0', 'bash', '--', job.bash, ...job.bashArgs]
-        return { file: helper, args, cwd: spawnCwd(job.cwd), env, statusFd: job.io === 'pipes' ? STATUS_FD : null }
+        return { file: helper, args, cwd: spawnCwd(job.cwd), env, statusFd: job.io === 'pipes' ? STATUS_FD : null, hasRelay: hasRelay(job, false) }
       }
       // One cgroup.procs file per line: the job's own cgroup, then the session's limit groups.
       const joins = [...(job.cgroupProcs === null ? [] : [job.cgroupProcs]), ...job.joins]
       if (joins.length > 0) env[CGROUP_PROCS_VAR] = joins.join('\n')
       env[CLOSE_FDS_VAR] = job.keepFds.join(' ')
-      return { file: job.bash, args: job.bashArgs, argv0: 'bash', cwd: spawnCwd(job.cwd), env, statusFd: null }
+      return { file: job.bash, args: job.bashArgs, argv0: 'bash', cwd: spawnCwd(job.cwd), env, statusFd: null, hasRelay: false }
     },
   }
 }
@@ -87,7 +87,8 @@ export function chooseConfiner(input: {
       spoolDir,
       gaps,
     })
-  const bwrap = (why: string | null) => bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps })
+  const bwrap = (why: string | null) =>
+    bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps, abi, seccomp: found.seccomp })
   if (mode === 'landlock') {
     if (abi === 0) throw new Error(`confine: "landlock" was asked for, but ${found.landlockError}`)
     return landlock()

@@ -50,6 +50,8 @@ export interface Launch {
   env: Record<string, string>
   /** STATUS_FD when the job's end is reported there (the helper's relay runs it), else null. */
   statusFd: number | null
+  /** True when the spawned process is the helper's relay, not the job itself (see JobTree.setRelay). */
+  hasRelay: boolean
 }
 
 /**
@@ -57,6 +59,11 @@ export interface Launch {
  * cgroup it is born in, the descriptors it keeps (every other one is closed), and for piped jobs
  * the descriptor its end is reported on.
  */
+/** True when the helper, given jobArgs(job) (and a seccomp filter or not), keeps a relay beside the job (see native/main.c). */
+export function hasRelay(job: JobSpec, isSeccomp: boolean): boolean {
+  return job.cgroupProcs !== null || job.io === 'pipes' || isSeccomp
+}
+
 export function jobArgs(job: JobSpec): string[] {
   const args = ['--oom-score-adj', String(JOB_OOM_SCORE_ADJ)]
   if (job.cgroupProcs !== null) args.push('--cgroup', job.cgroupProcs)

@@ -3,7 +3,7 @@ import { resolveOptions, type ShellRuntimeOptions } from '../runtime/options.ts'
 import { findBash } from '../runtime/find-bash.ts'
 import { chooseConfiner } from './choose.ts'
 import type { ConfineKind } from './confiner.ts'
-import { buildPolicy } from './policy.ts'
+import { buildPolicy, defaultPrivateDirs } from './policy.ts'
 import { findWritableCgroup } from '../tree/find-cgroup.ts'
 
 /** How commands of a runtime are confined, for hosts to show. */
@@ -24,6 +24,7 @@ export function describeConfinement(options: ShellRuntimeOptions): Confinement {
     tmpDir: `${o.spoolParent}/hands-tmp-…`,
     allowWrite: o.allowWrite,
     denyRead: o.denyRead,
+    privateDirs: [...defaultPrivateDirs(o.hostEnv), ...o.privateDirs],
     homes: [homedir(), o.hostEnv['HOME'] ?? ''].filter((h) => h !== ''),
     isNetwork: o.isNetwork,
   })

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
-import { jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
-import { isUnder, OPEN_DEVICES, READ_DEVICES, type ConfinePolicy } from './policy.ts'
+import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
+import { isUnder, OPEN_DEVICES, READ_DEVICES, hiddenPaths, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'
 
 /** The helper's Landlock arguments for a policy; the same for every job of a session. */
@@ -13,13 +13,13 @@ function landlockArgs(policy: ConfinePolicy, abi: number): string[] {
   for (const d of READ_DEVICES) args.push('--read', d)
   // Terminals are listable; a background shell's job may open its own (--own-tty), no other.
   args.push('--list', '/dev', '--list', '/dev/pts', '--hide', '/dev')
-  for (const h of [...policy.secrets, ...policy.denyRead]) args.push('--hide', h)
+  for (const h of hiddenPaths(policy)) args.push('--hide', h)
   return args
 }
 
 /** Hidden paths that a writable path contains: Landlock grants a whole hierarchy, so it cannot hide them. */
 function unhideable(policy: ConfinePolicy): string[] {
-  return [...policy.secrets, ...policy.denyRead].filter((h) => policy.writable.some((w) => isUnder(w, h)))
+  return hiddenPaths(policy).filter((h) => policy.writable.some((w) => isUnder(w, h)))
 }
 
 /** What Landlock at this ABI, with this seccomp filter, leaves out of the policy, one sentence each (`spoolDir`: the session's spool, or null). */
@@ -72,7 +72,7 @@ export function landlockConfiner(input: {
   const summary = [
     `commands are confined by Landlock (ABI ${abi})`,
     `writes: only under the roots, the session's TMPDIR (${policy.tmpDir})${policy.allowWrite.length > 0 ? ` and ${n(policy.allowWrite.length, '--allow-write path')}` : ''}`,
-    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''} and every device node but the terminal, /dev/null and the random devices (names stay listable)`,
+    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''}, hands' attach directories and every device node but the terminal, /dev/null and the random devices (names stay listable)`,
     `processes: a command cannot ${[
       ...(abi >= 6 || isSupervised ? ['signal'] : []),
       'trace',
@@ -99,6 +99,7 @@ export function landlockConfiner(input: {
         cwd: spawnCwd(job.cwd),
         env: { TMPDIR: policy.tmpDir },
         statusFd: job.io === 'pipes' ? STATUS_FD : null,
+        hasRelay: hasRelay(job, filter.length > 0),
       }
     },
   }

@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 
 /** The usual secret stores of a user, relative to the home directory; hidden from every command. */
@@ -15,6 +16,17 @@ export const SECRET_STORES: readonly string[] = [
   '.pypirc',
   '.git-credentials',
   '.config/gh',
+  '.config/hub',
+  '.config/op',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.gem/credentials',
+  '.terraform.d/credentials.tfrc.json',
+  '.vault-token',
+  '.password-store',
+  '.local/share/keyrings',
+  '.claude/.credentials.json',
+  '.codex/auth.json',
 ]
 
 /**
@@ -63,6 +75,8 @@ export interface ConfinePolicy {
   secrets: string[]
   /** Extra hidden paths the host named (`--deny-read`). */
   denyRead: string[]
+  /** hands' own directories commands must not read: where attach sockets keep their keys. */
+  privateDirs: string[]
   /** TCP bind and connect allowed. */
   isNetwork: boolean
 }
@@ -90,6 +104,7 @@ export function buildPolicy(input: {
   tmpDir: string
   allowWrite: string[]
   denyRead: string[]
+  privateDirs: string[]
   homes: string[]
   isNetwork: boolean
 }): ConfinePolicy {
@@ -104,8 +119,24 @@ export function buildPolicy(input: {
     writable: unique([...roots, tmpDir, ...allowWrite]),
     secrets,
     denyRead: unique(input.denyRead.map(real)),
+    privateDirs: unique(input.privateDirs.map(real)),
     isNetwork: input.isNetwork,
   }
+}
+
+/**
+ * Where hands servers keep their attach sockets and keys by default (`$XDG_RUNTIME_DIR/hands`,
+ * `<tmpdir>/hands-<uid>`): hidden from every command, whichever server runs it, so no command can
+ * read the key another server's attach socket asks for.
+ */
+export function defaultPrivateDirs(env: Record<string, string | undefined>): string[] {
+  const runtime = env['XDG_RUNTIME_DIR']
+  return unique([...(runtime ? [join(runtime, 'hands')] : []), join(tmpdir(), `hands-${process.getuid?.() ?? 'user'}`)])
+}
+
+/** Every path hidden from commands: the secret stores, the host's --deny-read paths, hands' own directories. */
+export function hiddenPaths(policy: ConfinePolicy): string[] {
+  return [...policy.secrets, ...policy.denyRead, ...policy.privateDirs]
 }
 
 /** True when `path` is `dir` or lies under it by whole path segments. */
@@ -120,5 +151,5 @@ export function writableHolding(policy: ConfinePolicy, path: string): string | u
 
 /** The hidden path (secret store or --deny-read) that holds `path`, or undefined. */
 export function hiddenHolding(policy: ConfinePolicy, path: string): string | undefined {
-  return [...policy.secrets, ...policy.denyRead].find((h) => isUnder(h, path))
+  return hiddenPaths(policy).find((h) => isUnder(h, path))
 }

@@ -89,10 +89,18 @@ async function relayEnded(child: ChildProcess): Promise<void> {
   await ended
 }
 
-/** Keep every chunk of a small stream until it ends. */
-function collect(stream: Readable, into: Buffer[]): Promise<void> {
+/** What the pipestatus pipe may hold: the stage statuses of one pipeline fit many times over. */
+const PIPESTATUS_BYTES = 4096
+
+/** Keep the first `max` bytes of a small stream until it ends (the rest is read and dropped: the stream is the job's to write). */
+function collect(stream: Readable, into: Buffer[], max: number): Promise<void> {
+  let kept = 0
   return new Promise((resolve) => {
-    stream.on('data', (chunk: Buffer) => into.push(chunk))
+    stream.on('data', (chunk: Buffer) => {
+      if (kept >= max) return
+      into.push(chunk.subarray(0, max - kept))
+      kept += Math.min(chunk.length, max - kept)
+    })
     stream.once('close', resolve)
     stream.once('error', () => resolve())
   })
@@ -132,8 +140,10 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     detached: true,
     ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
   })
+  // The helper's relay is the spawned process; what it runs is the job.
+  if (launch.hasRelay && child.pid !== undefined) spec.tree.setRelay(child.pid)
   const psChunks: Buffer[] = []
-  const psDone = spec.isPipestatus ? collect(child.stdio[PIPESTATUS_PIPE_FD] as Readable, psChunks) : Promise.resolve()
+  const psDone = spec.isPipestatus ? collect(child.stdio[PIPESTATUS_PIPE_FD] as Readable, psChunks, PIPESTATUS_BYTES) : Promise.resolve()
   const reported = launch.statusFd === null ? null : readStatus(child.stdio[launch.statusFd] as Readable)
   const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`, spec.isCleaning, spec.budget)
   const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`, spec.isCleaning, spec.budget)

@@ -12,7 +12,7 @@ import type {
 } from '@hands/contracts'
 import { shellBackgroundTool } from '../tools/shell-background.ts'
 import { shellLogsTool } from '../tools/shell-logs.ts'
-import { shellRunTool } from '../tools/shell-run.ts'
+import { shellRunTool, type ShellRunOptions } from '../tools/shell-run.ts'
 import { shellStopTool } from '../tools/shell-stop.ts'
 import { shellTypeTool } from '../tools/shell-type.ts'
 import type { Confinement } from '../confine/describe.ts'
@@ -45,8 +45,8 @@ export interface ShellAttachment {
 
 /** The five shell tools over one process manager, plus the session's resources and lifecycle. */
 export interface ShellRuntime {
-  /** Run bash lines in order, each with its own bounded account. */
-  shell_run(input: ShellRunInput): Promise<ShellRunResult>
+  /** Run bash lines in order, each with its own bounded account; `options.signal` cancels the call (see ShellRunOptions). */
+  shell_run(input: ShellRunInput, options?: ShellRunOptions): Promise<ShellRunResult>
   /** Start a script under a PTY and return its handle at once. */
   shell_background(input: ShellBackgroundInput): Promise<ShellBackgroundResult>
   /** The last lines of a background shell, now. */
@@ -94,7 +94,7 @@ export interface ShellRuntime {
 export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
   const session = new Session(options)
   return {
-    shell_run: (input) => shellRunTool(session, input),
+    shell_run: (input, options) => shellRunTool(session, input, options),
     shell_background: (input) => shellBackgroundTool(session, input),
     shell_logs: (input) => shellLogsTool(session, input),
     shell_type: (input) => shellTypeTool(session, input),

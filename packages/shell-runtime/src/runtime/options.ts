@@ -44,6 +44,11 @@ export interface ShellRuntimeOptions extends ShellLimits, SessionLimitOptions {
   allowWrite?: string[]
   /** Extra paths hidden from commands, beside the usual secret stores. */
   denyRead?: string[]
+  /**
+   * hands' own directories of the host's (a custom attach directory), hidden from commands like the
+   * secret stores; the default attach directories are hidden whatever this says.
+   */
+  privateDirs?: string[]
   /** TCP for commands; `false` refuses TCP bind and connect (Landlock) or gives each command no network (bubblewrap). Default true. */
   network?: boolean
   /**
@@ -74,6 +79,7 @@ export interface ResolvedOptions extends Required<ShellLimits>, SessionLimitOpti
   confine: ConfineMode
   allowWrite: string[]
   denyRead: string[]
+  privateDirs: string[]
   isNetwork: boolean
   loginEnv: (() => Promise<LoginEnvironment>) | undefined
 }
@@ -123,6 +129,7 @@ export function resolveOptions(options: ShellRuntimeOptions, tmp: string): Resol
     confine: confineMode(options.confine),
     allowWrite: paths('allowWrite', options.allowWrite),
     denyRead: paths('denyRead', options.denyRead),
+    privateDirs: paths('privateDirs', options.privateDirs),
     isNetwork: options.network ?? true,
     loginEnv: options.loginEnv,
     ...(options.memoryLimit === undefined ? {} : { memoryLimit: positiveInt('memoryLimit', options.memoryLimit, 0) }),

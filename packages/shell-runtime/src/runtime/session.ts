@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { ToolError } from '@hands/contracts'
 import { chooseConfiner } from '../confine/choose.ts'
 import { CLOSE_FDS_VAR, type Confiner, type Launch } from '../confine/confiner.ts'
-import { buildPolicy } from '../confine/policy.ts'
+import { buildPolicy, defaultPrivateDirs } from '../confine/policy.ts'
 import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { pickAllowed } from '../env/allowlist.ts'
 import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-env.ts'
@@ -118,6 +118,7 @@ export class Session {
         tmpDir: this.tmpDir,
         allowWrite: this.options.allowWrite,
         denyRead: this.options.denyRead,
+        privateDirs: [...defaultPrivateDirs(this.options.hostEnv), ...this.options.privateDirs],
         homes,
         isNetwork: this.options.isNetwork,
       })
@@ -296,11 +297,18 @@ export class Session {
     return { env: host, source: 'host', error }
   }
 
-  /** Start a foreground command through `start`, listed as in flight (close() stops it and waits) until it settles. */
-  track<T>(start: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  /**
+   * Start a foreground command through `start`, listed as in flight (close() stops it and waits)
+   * until it settles. The signal `start` gets aborts on close() and when `cancel` aborts.
+   */
+  track<T>(start: (signal: AbortSignal) => Promise<T>, cancel?: AbortSignal): Promise<T> {
     const controller = new AbortController()
     this.#activeRuns.add(controller)
+    const onCancel = () => controller.abort()
+    if (cancel?.aborted) onCancel()
+    else cancel?.addEventListener('abort', onCancel, { once: true })
     const settled = start(controller.signal).finally(() => {
+      cancel?.removeEventListener('abort', onCancel)
       this.#activeRuns.delete(controller)
       this.#runsSettled.delete(settled)
     })

@@ -125,6 +125,7 @@ export class BackgroundShell {
       encoding: null,
     })
     this.pid = this.#pty.pid
+    if (spec.launch.hasRelay) spec.tree.setRelay(this.pid)
     this.startedAt = new Date()
     this.#lastOutputAt = performance.now()
     const internals = this.#pty as unknown as UnixTerminalInternals

@@ -43,14 +43,24 @@ function pipestatusNote(stages: number[] | null, exit: number | null): string | 
   return `The command exited 0, but in its last pipeline ${which} (PIPESTATUS ${stages.join(' ')}).`
 }
 
-/** shell_run: each line in order, with its own account, bounded output and the whole tree owned. */
-export async function shellRunTool(session: Session, raw: ShellRunInput): Promise<ShellRunResult> {
-  session.assertOpen()
-  const input = assertInput(shellRun, raw)
-  return withHeldCwd(session.roots, input.cwd, session.options.gates, shellRun.name, (cwd) => runBatch(session, input, cwd))
+/** How one shell_run call is driven by its caller. */
+export interface ShellRunOptions {
+  /**
+   * Aborting cancels the call: the running command's whole tree is stopped as the bound stops it
+   * (its output kept, its spool file too), later commands are not started, and the call resolves
+   * with that account.
+   */
+  signal?: AbortSignal
 }
 
-async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): Promise<ShellRunResult> {
+/** shell_run: each line in order, with its own account, bounded output and the whole tree owned. */
+export async function shellRunTool(session: Session, raw: ShellRunInput, options: ShellRunOptions = {}): Promise<ShellRunResult> {
+  session.assertOpen()
+  const input = assertInput(shellRun, raw)
+  return withHeldCwd(session.roots, input.cwd, session.options.gates, shellRun.name, (cwd) => runBatch(session, input, cwd, options.signal))
+}
+
+async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd, cancel: AbortSignal | undefined): Promise<ShellRunResult> {
   const { options, confiner } = session
   const login = await session.loginEnv()
   const env = childEnv(login.env, NON_INTERACTIVE, {})
@@ -61,17 +71,23 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
   const streams: Array<[CapturedStream, CapturedStream] | null> = []
   let stoppedBy: { index: number; command: string } | null = null
   let closedAt: number | null = null
+  let cancelledAt: number | null = null
 
   for (const [index, command] of input.commands.entries()) {
-    if (stoppedBy === null && closedAt === null && session.isClosed) closedAt = index
-    if (stoppedBy === null && closedAt === null && performance.now() >= deadline) stoppedBy = { index: -1, command: '' }
-    if (stoppedBy !== null || closedAt !== null) {
+    if (stoppedBy === null && closedAt === null && cancelledAt === null) {
+      if (session.isClosed) closedAt = index
+      else if (cancel?.aborted) cancelledAt = index
+      else if (performance.now() >= deadline) stoppedBy = { index: -1, command: '' }
+    }
+    if (stoppedBy !== null || closedAt !== null || cancelledAt !== null) {
       const why =
         closedAt !== null
           ? 'Not started: the host closed the shell session.'
-          : stoppedBy !== null && stoppedBy.index >= 0
-            ? `Not started: the host's ${seconds(options.runBoundMs)} bound stopped command ${stoppedBy.index + 1} (\`${snippet(stoppedBy.command)}\`) first. ${LONG_WORK}`
-            : `Not started: the host's ${seconds(options.runBoundMs)} bound for this call had passed. ${LONG_WORK}`
+          : cancelledAt !== null
+            ? 'Not started: the call was cancelled.'
+            : stoppedBy !== null && stoppedBy.index >= 0
+              ? `Not started: the host's ${seconds(options.runBoundMs)} bound stopped command ${stoppedBy.index + 1} (\`${snippet(stoppedBy.command)}\`) first. ${LONG_WORK}`
+              : `Not started: the host's ${seconds(options.runBoundMs)} bound for this call had passed. ${LONG_WORK}`
       results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
       streams.push(null)
       continue
@@ -84,22 +100,24 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
     try {
       const start = session.launch(tree, command, cwd, seq, 'pipes', isPipestatus)
       scriptFile = start.scriptFile
-      run = await session.track((signal) =>
-        runPiped({
-          launch: start.launch,
-          env,
-          tree,
-          headBytes: options.headBytes,
-          tailBytes: options.tailBytes,
-          spoolBase: join(session.spoolDir, `run-${seq}`),
-          budget: session.spoolBudget,
-          deadline,
-          graceMs: options.stopGraceMs,
-          settleMs: confiner.settleMs,
-          isPipestatus,
-          isCleaning: true,
-          signal,
-        }),
+      run = await session.track(
+        (signal) =>
+          runPiped({
+            launch: start.launch,
+            env,
+            tree,
+            headBytes: options.headBytes,
+            tailBytes: options.tailBytes,
+            spoolBase: join(session.spoolDir, `run-${seq}`),
+            budget: session.spoolBudget,
+            deadline,
+            graceMs: options.stopGraceMs,
+            settleMs: confiner.settleMs,
+            isPipestatus,
+            isCleaning: true,
+            signal,
+          }),
+        cancel,
       )
     } catch (err) {
       tree.dispose()
@@ -118,6 +136,9 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd): P
     if (run.timedOut) {
       stoppedBy = { index, command }
       notes.push(`Stopped with its whole process tree when the host's ${seconds(options.runBoundMs)} bound for this call ran out. ` + LONG_WORK)
+    } else if (run.aborted && !session.isClosed && cancel?.aborted === true) {
+      cancelledAt = index + 1
+      notes.push(`Stopped with its whole process tree because the call was cancelled (exit ${exit}).`)
     } else if (run.aborted) {
       notes.push(`Stopped with its whole process tree because the host closed the shell session (exit ${exit}).`)
     } else if (run.ending?.signal) {

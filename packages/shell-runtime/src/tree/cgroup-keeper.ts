@@ -22,10 +22,14 @@ class CgroupTree implements JobTree {
   readonly #hasKill: boolean
   /** With a marker, the needle for processes that left the cgroup, and the last pid before the job began. */
   readonly #stray: { needle: Buffer; after: number } | null
-  readonly #release: (dir: string) => void
+  readonly #release: (dir: string, isReusable: boolean) => void
   #isDisposed = false
+  /** hands' own relay, outside the cgroup with the marker: never a stray. */
+  #relay = 0
+  /** Set once `cgroup.kill` was written: such a cgroup is never reused (see `dispose`). */
+  #wasKilled = false
 
-  constructor(dir: string, hasKill: boolean, marker: string | null, release: (dir: string) => void) {
+  constructor(dir: string, hasKill: boolean, marker: string | null, release: (dir: string, isReusable: boolean) => void) {
     this.#dir = dir
     this.#hasKill = hasKill
     this.#release = release
@@ -41,7 +45,11 @@ class CgroupTree implements JobTree {
   strays(): number[] {
     if (this.#stray === null) return []
     const inside = new Set(this.pids())
-    return scanMarked(this.#stray.needle, false, this.#stray.after).filter((p) => !inside.has(p))
+    return scanMarked(this.#stray.needle, false, this.#stray.after).filter((p) => !inside.has(p) && p !== this.#relay)
+  }
+
+  setRelay(pid: number): void {
+    this.#relay = pid
   }
 
   signalAll(signal: NodeJS.Signals): number[] {
@@ -52,6 +60,7 @@ class CgroupTree implements JobTree {
     if (this.#hasKill) {
       try {
         writeFileSync(join(this.#dir, 'cgroup.kill'), '1')
+        this.#wasKilled = true
         return
       } catch {
         // fall through to one signal per process
@@ -62,10 +71,13 @@ class CgroupTree implements JobTree {
 
   dispose(): void {
     // An empty cgroup goes back to the keeper for the next job; one still populated (a zombie not
-    // yet reaped) stays where it is and is removed at close.
+    // yet reaped) stays where it is and is removed at close. One that `cgroup.kill` emptied is
+    // removed, never reused: the kernel here (6.18) then kills at birth every child cloned into it
+    // (CLONE_INTO_CGROUP, as the helper starts a job), so every later command of the session
+    // died by SIGKILL.
     if (this.#isDisposed) return
     this.#isDisposed = true
-    if (this.pids().length === 0) this.#release(this.#dir)
+    if (this.pids().length === 0) this.#release(this.#dir, !this.#wasKilled)
   }
 }
 
@@ -120,11 +132,11 @@ export class CgroupKeeper implements TreeKeeper {
       this.#isOomGroup ??= existsSync(join(dir, 'memory.oom.group'))
       if (this.#isOomGroup) writeFileSync(join(dir, 'memory.oom.group'), '1')
     }
-    return new CgroupTree(dir, this.#hasKill, this.#isMarked ? `${this.#name}.${n}` : null, (d) => this.#release(d))
+    return new CgroupTree(dir, this.#hasKill, this.#isMarked ? `${this.#name}.${n}` : null, (d, isReusable) => this.#release(d, isReusable))
   }
 
-  #release(dir: string): void {
-    if (this.#free.length < POOL_MAX) this.#free.push(dir)
+  #release(dir: string, isReusable: boolean): void {
+    if (isReusable && this.#free.length < POOL_MAX) this.#free.push(dir)
     else rmdir(dir, () => {})
   }
 

@@ -14,6 +14,11 @@ export interface JobTree {
   killAll(): void
   /** Release what tracking the job needed (the job must be empty). */
   dispose(): void
+  /**
+   * The job's first process is hands' own relay (the helper): it carries the job's marker but is
+   * not one of the job's processes, so pids() and strays() leave it out.
+   */
+  setRelay(pid: number): void
 }
 
 /** Where a runtime's job trees live: one per session. */

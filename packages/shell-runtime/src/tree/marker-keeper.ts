@@ -138,6 +138,7 @@ class MarkerTree implements JobTree {
   readonly #needle: Buffer
   /** The last pid handed out before the job began: every process of the job is newer. */
   readonly #after = lastPid()
+  #relay = 0
 
   constructor(marker: string) {
     this.env = { [MARKER_VAR]: marker }
@@ -145,11 +146,15 @@ class MarkerTree implements JobTree {
   }
 
   pids(): number[] {
-    return scanMarked(this.#needle, false, this.#after)
+    return scanMarked(this.#needle, false, this.#after).filter((p) => p !== this.#relay)
   }
 
   strays(): number[] {
     return []
+  }
+
+  setRelay(pid: number): void {
+    this.#relay = pid
   }
 
   signalAll(signal: NodeJS.Signals): number[] {

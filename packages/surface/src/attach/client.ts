@@ -1,4 +1,4 @@
-import { readdirSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { FRAME, FrameReader, frame, json, type AttachEnd, type AttachListing } from './frames.ts'
@@ -33,15 +33,31 @@ export function serverSockets(dir: string): Array<{ pid: number; path: string }>
     const pid = Number(m[1])
     const path = join(dir, name)
     if (isAlive(pid)) out.push({ pid, path })
-    else rmSync(path, { force: true })
+    else {
+      rmSync(path, { force: true })
+      rmSync(keyOf(path), { force: true })
+    }
   }
   return out.sort((a, b) => a.pid - b.pid)
 }
 
+/** The key file beside a server's socket. */
+const keyOf = (socketFile: string) => socketFile.replace(/\.sock$/, '.key')
+
+/** Connect to a server's socket and give its key, which every later frame relies on. */
 function open(path: string): Promise<Socket> {
+  let key = ''
+  try {
+    key = readFileSync(keyOf(path), 'latin1').trim()
+  } catch {
+    // no key to give: the server says why it refuses
+  }
   return new Promise((resolve, reject) => {
     const socket = connect(path)
-    socket.once('connect', () => resolve(socket))
+    socket.once('connect', () => {
+      socket.write(frame(FRAME.key, Buffer.from(key, 'latin1')))
+      resolve(socket)
+    })
     socket.once('error', reject)
   })
 }

@@ -3,6 +3,8 @@
  * the payload. Control frames carry JSON; `input` and `output` carry terminal bytes.
  */
 export const FRAME = {
+  /** client → server, first: the server's key (the contents of `<pid>.key` beside the socket). */
+  key: 0x4b,
   /** client → server: list the shells (no payload). */
   list: 0x4c,
   /** client → server: attach, JSON `{ id, session, isReadOnly }`. */

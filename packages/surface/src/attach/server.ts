@@ -1,9 +1,10 @@
-import { rmSync } from 'node:fs'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import type { ShellAttachment } from '@hands/shell-runtime'
 import type { Session } from '../session.ts'
 import { FRAME, FrameReader, frame, json, type AttachEnd, type AttachListing } from './frames.ts'
-import { ensurePrivateDir, socketPath } from './socket-dir.ts'
+import { ensurePrivateDir, keyPath, socketPath } from './socket-dir.ts'
 
 /** Output a slow person's terminal may fall behind by before it gets a fresh redraw instead. */
 const LAG_BYTES = 4 * 1024 * 1024
@@ -38,9 +39,10 @@ async function refusalOf(socket: Socket): Promise<string | null> {
 
 /**
  * Serve `hands attach` on `<dir>/<pid>.sock`, in a directory only this user can open (checked,
- * made 0700 when missing). Before it reads anything a client sends, the server checks who
- * connected: a process inside any hands job or sandbox (a command of this server or another) is
- * refused, so no command can list, watch or type into a shell through it. A client lists the
+ * made 0700 when missing), beside its key (`<pid>.key`, 0600). Before it reads anything a client
+ * sends, the server checks who connected: a process inside any hands job or sandbox (a command of
+ * this server or another) is refused; and the first frame must be the key, which every hands
+ * command has hidden. So no command can list, watch or type into a shell through it. A client lists the
  * shells, or attaches to one: it gets the current screen at once, then what the shell draws (only
  * what draws a screen: see ScreenFilter), and its keystrokes go to the terminal (unless read-only)
  * until it detaches or the shell ends. Never a TCP port. `log` gets one line per refused client.
@@ -48,7 +50,15 @@ async function refusalOf(socket: Socket): Promise<string | null> {
 export async function startAttachServer(dir: string, log: (line: string) => void = () => undefined): Promise<AttachServer> {
   ensurePrivateDir(dir)
   const path = socketPath(dir, process.pid)
+  const keyFile = keyPath(dir, process.pid)
   rmSync(path, { force: true })
+  rmSync(keyFile, { force: true })
+  const key = randomBytes(32)
+  writeFileSync(keyFile, key.toString('hex'), { mode: 0o600, flag: 'wx' })
+  const isKey = (payload: Buffer) => {
+    const given = Buffer.from(payload.toString('latin1'), 'hex')
+    return given.length === key.length && timingSafeEqual(given, key)
+  }
   const sessions = new Map<string, Session>()
   const live = new Map<Socket, { label: string; attachment: ShellAttachment | null }>()
 
@@ -67,6 +77,7 @@ export async function startAttachServer(dir: string, log: (line: string) => void
     live.set(socket, state)
     let isReadOnly = false
     let isLagging = false
+    let hasKey = false
     const end = (info: AttachEnd) => {
       if (socket.destroyed) return
       socket.end(frame(FRAME.end, info))
@@ -115,6 +126,14 @@ export async function startAttachServer(dir: string, log: (line: string) => void
         return refuse((e as Error).message)
       }
       for (const f of frames) {
+        if (!hasKey) {
+          if (f.type !== FRAME.key || !isKey(f.payload)) {
+            log("hands: refused an attach client: it did not give this server's key")
+            return refuse(`hands attach refused: the client did not give this server's key (${keyFile}, readable only outside the commands hands runs)`)
+          }
+          hasKey = true
+          continue
+        }
         if (f.type === FRAME.list) {
           socket.end(frame(FRAME.listing, listing()))
           return
@@ -191,6 +210,7 @@ export async function startAttachServer(dir: string, log: (line: string) => void
         sessions.clear()
         await new Promise<void>((resolve) => server.close(() => resolve()))
         rmSync(path, { force: true })
+        rmSync(keyFile, { force: true })
       })()
       return closing
     },

@@ -29,3 +29,11 @@ export function ensurePrivateDir(dir: string): string {
 export function socketPath(dir: string, pid: number): string {
   return join(dir, `${pid}.sock`)
 }
+
+/**
+ * The key of that server's socket, which a client sends first: a file only this user can read,
+ * in a directory every hands command has hidden (so no command can read it, whichever server runs it).
+ */
+export function keyPath(dir: string, pid: number): string {
+  return join(dir, `${pid}.key`)
+}

@@ -22,6 +22,8 @@ export const SESSION_FLAGS = {
   'allow-write': { type: 'string', multiple: true },
   'deny-read': { type: 'string', multiple: true },
   'no-network': { type: 'boolean' },
+  'memory-limit': { type: 'string' },
+  'process-limit': { type: 'string' },
   'code-tool': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
@@ -30,7 +32,8 @@ const UNITS: Record<string, number> = { '': 1, k: 1024, kib: 1024, m: 1024 ** 2,
 
 const size = (n: number) => bytesText(n, 'flag')
 
-export const SESSION_HELP = `  --root DIR            allowed root (repeatable); the first is the workspace root (default: the directory you run from)
+export const SESSION_HELP = `  --root DIR            allowed root (repeatable); the first is the workspace root (default: the directory you run
+                        from, unless it is / or your home directory: then none; over MCP the client's roots)
   --no-shell            switch off the five shell tools
   --run-bound-ms N      shell_run safety bound per call (default 120000)
   --ring-lines N        rows of history per background shell, a long line taking several (default 10000)
@@ -44,7 +47,9 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
   --confine MODE        how commands are confined to the roots: auto (default), landlock, bwrap, off
   --allow-write DIR     let commands write under DIR too, e.g. a package manager's cache (repeatable)
   --deny-read PATH      hide PATH from commands, beside the usual secret stores (repeatable)
-  --no-network          refuse commands TCP bind and connect (Landlock), or give them no network (bwrap)
+  --no-network          give commands no network: no socket but UNIX ones (Landlock), or a network namespace of their own (bwrap)
+  --memory-limit SIZE   memory all of a session's commands may use together; past it the OOM killer acts among them (cgroup)
+  --process-limit N     processes all of a session's commands may have at once (cgroup)
   --code-tool NAME      the harness's code tool named in descriptions (default python_execution)
   -h, --help            this help`
 
@@ -96,9 +101,9 @@ function byteSize(flag: string, value: string | undefined): number | undefined {
 /** Session options from parsed session flags. */
 export function sessionOptions(values: Record<string, unknown>): SurfaceOptions {
   const options: SurfaceOptions = {}
-  // pnpm runs root scripts in the repo root; INIT_CWD is where the user ran the command.
+  // Without --root the session's default applies: the directory hands runs in, unless it is / or home.
   const roots = values['root'] as string[] | undefined
-  options.roots = roots?.length ? roots : [process.env['INIT_CWD'] || process.cwd()]
+  if (roots?.length) options.roots = roots
   if (values['no-shell'] === true) options.toggles = { shell: false }
   const runBoundMs = positiveInt('run-bound-ms', values['run-bound-ms'] as string | undefined)
   if (runBoundMs !== undefined) options.runBoundMs = runBoundMs
@@ -124,6 +129,10 @@ export function sessionOptions(values: Record<string, unknown>): SurfaceOptions 
   const denyRead = values['deny-read'] as string[] | undefined
   if (denyRead?.length) options.denyRead = denyRead
   if (values['no-network'] === true) options.network = false
+  const memoryLimit = byteSize('memory-limit', values['memory-limit'] as string | undefined)
+  if (memoryLimit !== undefined) options.memoryLimit = memoryLimit
+  const processLimit = positiveInt('process-limit', values['process-limit'] as string | undefined)
+  if (processLimit !== undefined) options.processLimit = processLimit
   const codeTool = values['code-tool'] as string | undefined
   if (codeTool !== undefined) options.codeTool = codeTool
   return options

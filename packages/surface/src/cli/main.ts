@@ -5,7 +5,9 @@
  * Each command loads what it uses: `serve` over stdio answers `initialize` on the MCP SDK alone
  * and loads the tools after; the tokenizer loads on the first token count.
  */
-import { statSync } from 'node:fs'
+import { realpathSync, statSync } from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
+import { resolve } from 'node:path'
 import { API_FORMATS, type ApiFormat } from '../adapters/api-tools.ts'
 import { TOKEN_ENCODING } from '../adapters/token-cost.ts'
 import type { AttachServer } from '../attach/server.ts'
@@ -28,7 +30,7 @@ Run \`hands <command> --help\` for a command's options.`
 
 /** `serve --help`; the HTTP defaults come from the HTTP module, loaded only here and for --http. */
 const serveHelp = async () => {
-  const { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } = await import('../mcp/http.ts')
+  const { DEFAULT_EVICT_IDLE_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } = await import('../mcp/http.ts')
   return `usage: hands serve [options]
 
 Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go to stderr.
@@ -36,7 +38,9 @@ Serve one hands session over MCP on stdio (default) or Streamable HTTP. Logs go 
   --http HOST:PORT      serve Streamable HTTP at http://HOST:PORT/mcp (loopback only unless --allow-remote)
   --allow-remote        allow a non-loopback --http bind
   --session-idle-ms N   HTTP: close a session (stopping its shells) after N ms without a request (default ${DEFAULT_SESSION_IDLE_MS})
-  --max-sessions N      HTTP: sessions open at once; one more initialize gets 503 (default ${DEFAULT_MAX_SESSIONS})
+  --max-sessions N      HTTP: sessions open at once (default ${DEFAULT_MAX_SESSIONS}); at the limit, one more initialize closes the least
+                        recently used session idle for --evict-idle-ms with no running shell, else gets 503
+  --evict-idle-ms N     HTTP: how long a session must be idle to be closed for a new one at the limit (default ${DEFAULT_EVICT_IDLE_MS})
   --max-body-bytes N    HTTP: the largest request body read; a larger one gets 413 (default ${DEFAULT_MAX_BODY_BYTES})
   --allow-host NAME     HTTP: also accept this Host header (NAME for NAME:PORT, or NAME:PORT; repeatable)
   --no-attach           offer no \`hands attach\` socket
@@ -65,6 +69,7 @@ async function serve(argv: string[]): Promise<number> {
     'allow-remote': { type: 'boolean' },
     'session-idle-ms': { type: 'string' },
     'max-sessions': { type: 'string' },
+    'evict-idle-ms': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     'allow-host': { type: 'string', multiple: true },
     'no-attach': { type: 'boolean' },
@@ -77,14 +82,19 @@ async function serve(argv: string[]): Promise<number> {
   for (const root of options.roots ?? []) {
     if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--root ${root} is not a directory`)
   }
+  sayWhereRootsComeFrom(options)
   // A mechanism asked for by name must work here before anything is served; `auto` is described once the tools are loaded.
+  // A custom attach directory is hidden from commands too (the default ones always are).
+  if (values['attach-dir'] !== undefined && values['no-attach'] !== true) options.privateDirs = [values['attach-dir']]
   const named = options.confine !== undefined && options.confine !== 'auto' ? await confinementOf(options) : undefined
   if (values.http === undefined) {
-    for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'max-body-bytes', 'allow-host'] as const) {
+    for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'evict-idle-ms', 'max-body-bytes', 'allow-host'] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)
     }
+    // The attach socket starts beside the handshake, not before it.
+    const attaching = offerAttach(values)
     const { serveStdio } = await import('../mcp/stdio.ts')
-    await serveStdio(options, await offerAttach(values))
+    await serveStdio(options, attaching)
     await sayHowShellsRun(options, named)
     return -1
   }
@@ -92,6 +102,7 @@ async function serve(argv: string[]): Promise<number> {
   const listen = parseListen(values.http)
   const sessionIdleMs = positiveInt('session-idle-ms', values['session-idle-ms'])
   const maxSessions = positiveInt('max-sessions', values['max-sessions'])
+  const evictIdleMs = positiveInt('evict-idle-ms', values['evict-idle-ms'])
   const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'])
   const allowHosts = values['allow-host'] ?? []
   const attachServer = await offerAttach(values)
@@ -103,6 +114,7 @@ async function serve(argv: string[]): Promise<number> {
         allowRemote: values['allow-remote'] === true,
         ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
         ...(maxSessions !== undefined ? { maxSessions } : {}),
+        ...(evictIdleMs !== undefined ? { evictIdleMs } : {}),
         ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
         ...(allowHosts.length > 0 ? { allowHosts } : {}),
       },
@@ -125,12 +137,50 @@ async function serve(argv: string[]): Promise<number> {
   return -1
 }
 
+/** `/` or the home directory, as a root: what it is called in a warning; null for any other directory. */
+function broadRoot(dir: string): string | null {
+  const real = realOr(resolve(dir))
+  if (real === '/') return '/ (the whole filesystem)'
+  return real === realOr(homedir()) ? `${dir} (your home directory)` : null
+}
+
+function realOr(path: string): string {
+  try {
+    return realpathSync.native(path)
+  } catch {
+    return path
+  }
+}
+
+/**
+ * Say once, on stderr, when the roots are broad or missing: a `--root` that is `/` or the home
+ * directory works, with a warning; without `--root`, started in one of them, the server serves
+ * no root until a client offers roots, and every tool call is refused until then.
+ */
+function sayWhereRootsComeFrom(options: SurfaceOptions): void {
+  for (const root of options.roots ?? []) {
+    const broad = broadRoot(root)
+    if (broad !== null)
+      process.stderr.write(`hands: warning: --root ${broad} lets commands and the file tools reach everything under it
+`)
+  }
+  if (options.roots?.length) return
+  const broad = broadRoot(process.cwd())
+  if (broad === null) return
+  process.stderr.write(
+    `hands: started in ${broad} without --root: that is never a default root, so this server has no root until an MCP client offers roots, and every tool call is refused until then. Give --root DIR (in the client's configuration for hands) for a fixed one.
+`,
+  )
+}
+
 /** How commands will be confined (null with --no-shell); an explicit mechanism that cannot work here is a usage error. */
 async function confinementOf(options: SurfaceOptions): Promise<Confinement | null> {
   if (options.toggles?.shell === false) return null
   const [{ describeConfinement }, { shellConfinement }] = await Promise.all([import('@hands/shell-runtime'), import('../session.ts')])
   try {
-    return describeConfinement({ roots: options.roots ?? [process.cwd()], ...shellConfinement(options) })
+    // Without a root yet (a client's roots come later), the mechanism is described for the temp directory.
+    const roots = options.roots ?? (broadRoot(process.cwd()) === null ? [process.cwd()] : [tmpdir()])
+    return describeConfinement({ roots, ...shellConfinement(options) })
   } catch (e) {
     throw new UsageError((e as Error).message)
   }
@@ -235,6 +285,9 @@ const contract = async (argv: string[]) => (await import('./contract.ts')).contr
 const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, contract, attach }
 
 async function main(argv: string[]): Promise<number> {
+  // `pnpm hands` (the repo's script) runs in the repo root; INIT_CWD is where the user typed it.
+  const initCwd = process.env['INIT_CWD']
+  if (process.env['npm_lifecycle_event'] === 'hands' && initCwd !== undefined && initCwd !== '' && initCwd !== process.cwd()) process.chdir(initCwd)
   const [command, ...rest] = argv
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') return help(MAIN_HELP)
   const run = COMMANDS[command]

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { NOT_JSON_RPC } from './protocol-error.ts'
 import { ErrorCode, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
 
 /** A POST answer that has sent nothing for this long gets its SSE headers on their own, so a client waiting on a long tool call sees the answer begin. */
@@ -75,7 +76,7 @@ function messagesOf(body: unknown): JSONRPCMessage[] | Answer {
       return {
         status: 400,
         code: INVALID_REQUEST,
-        message: `Invalid Request: ${which} is not a JSON-RPC 2.0 message: it takes "jsonrpc": "2.0" with a "method" (and an "id", a string or an integer, for a request), or an "id" with a "result" or an "error" (a response)`,
+        message: `Invalid Request: ${which} ${NOT_JSON_RPC}`,
       }
     }
     messages.push(parsed.data)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js'
 import { ErrorCode, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { AttachServer } from '../attach/server.ts'
@@ -17,6 +17,8 @@ export const MCP_PATH = '/mcp'
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000
 /** Sessions open at once, at most. */
 export const DEFAULT_MAX_SESSIONS = 32
+/** At the session cap, a session idle this long (1 minute) with no running shell may be closed to admit a new one. */
+export const DEFAULT_EVICT_IDLE_MS = 60 * 1000
 /** The largest request body read (4 MiB); a larger one is answered 413. */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 /**
@@ -43,8 +45,14 @@ export interface HttpServeOptions {
   allowRemote?: boolean
   /** A session with no request for this many ms is closed, its shells stopped (default 30 minutes). */
   sessionIdleMs?: number
-  /** Sessions open at once; one more `initialize` is answered 503 (default 32). */
+  /**
+   * Sessions open at once (default 32). At the cap, one more `initialize` closes the least
+   * recently used session that has had no request for `evictIdleMs` and runs no shell; when none
+   * qualifies, it is answered 503.
+   */
   maxSessions?: number
+  /** How long a session must have been idle, with no running shell, to be closed for a new one at the cap (default 1 minute). */
+  evictIdleMs?: number
   /** The largest request body read, in bytes; a larger one is answered 413 (default 4 MiB). */
   maxBodyBytes?: number
   /** More Host header values to accept (`name` for `name:PORT`, or `name:port`), besides the bind address and, on loopback, the loopback names. */
@@ -65,6 +73,8 @@ interface LiveSession {
   hands: HandsMcpServer
   /** Requests of this session still open (a held SSE stream counts). */
   active: number
+  /** `performance.now()` when its last request closed (or it opened). */
+  lastActive: number
   idle: NodeJS.Timeout | null
   /** The session's label for `hands attach`. */
   label: string
@@ -116,6 +126,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
   }
   const idleMs = positive('sessionIdleMs', listen.sessionIdleMs, DEFAULT_SESSION_IDLE_MS)
   const maxSessions = positive('maxSessions', listen.maxSessions, DEFAULT_MAX_SESSIONS)
+  const evictIdleMs = positive('evictIdleMs', listen.evictIdleMs, DEFAULT_EVICT_IDLE_MS)
   const maxBody = positive('maxBodyBytes', listen.maxBodyBytes, DEFAULT_MAX_BODY_BYTES)
   // Closing the server stops a login-environment capture still running.
   const capture = new AbortController()
@@ -155,6 +166,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     s.idle = null
     res.once('close', () => {
       s.active--
+      s.lastActive = performance.now()
       if (s.active > 0 || sessions.get(s.id) !== s) return
       s.idle = setTimeout(() => {
         void end(s, `session ${s.id} had no request for ${idleMs} ms and expired`)
@@ -163,15 +175,39 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     })
   }
 
+  /**
+   * The session to close for a new one at the cap: the least recently used of those with no
+   * request open for at least `evictIdleMs` and no running shell (clients that never DELETE, such
+   * as the Inspector CLI, leave such sessions behind); null when every session is busy or recent.
+   */
+  const evictable = (): LiveSession | null => {
+    const now = performance.now()
+    let oldest: LiveSession | null = null
+    for (const s of sessions.values()) {
+      if (s.active > 0 || now - s.lastActive < evictIdleMs) continue
+      if (s.hands.session.resources().some((r) => r.status === 'running')) continue
+      if (oldest === null || s.lastActive < oldest.lastActive) oldest = s
+    }
+    return oldest
+  }
+
   const open = async (req: IncomingMessage, res: ServerResponse, body: unknown) => {
     const id = (body as { id?: unknown }).id
     if (sessions.size + opening >= maxSessions) {
-      return reply(
-        res,
-        503,
-        SERVER_ERROR,
-        `this server already has ${maxSessions} sessions open, its limit (--max-sessions); end one with an HTTP DELETE carrying its Mcp-Session-Id, or wait for one to expire after ${idleMs} ms without a request`,
-        id,
+      const lru = evictable()
+      if (lru === null) {
+        return reply(
+          res,
+          503,
+          SERVER_ERROR,
+          `this server already has ${maxSessions} sessions open, its limit (--max-sessions), and every one of them is busy (a request open or a shell running) or was used in the last ${Math.round(evictIdleMs / 1000)} s; end one with an HTTP DELETE carrying its Mcp-Session-Id, or wait for one to go idle`,
+          id,
+        )
+      }
+      const idleFor = Math.round((performance.now() - lru.lastActive) / 1000)
+      void end(
+        lru,
+        `session ${lru.id} was closed to admit a new one: the server is at its limit of ${maxSessions} sessions (--max-sessions) and this one was the least recently used, idle for ${idleFor} s with no running shell`,
       )
     }
     opening++
@@ -181,7 +217,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       const transport = new HttpTransport({
         sessionId: () => randomUUID(),
         onSessionInitialized: (sid) => {
-          const s: LiveSession = { id: sid, transport, hands, active: 0, idle: null, label: String(++labels) }
+          const s: LiveSession = { id: sid, transport, hands, active: 0, lastActive: performance.now(), idle: null, label: String(++labels) }
           sessions.set(sid, s)
           attach?.add(s.label, hands.session)
           registered = true
@@ -209,6 +245,11 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
    * needs one.
    */
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const refusal = await peerRefusalOf(req.socket)
+    // The client may have gone while it was checked: nothing is left to answer (a GET stream
+    // registered now would never see its close).
+    if (req.socket.destroyed) return
+    if (refusal !== null) return reply(res, 403, SERVER_ERROR, `hands refuses this request: ${refusal}. Use it from outside the commands hands runs.`)
     const host = (req.headers.host ?? '').toLowerCase()
     if (hosts !== null && !hosts.includes(host)) {
       return reply(res, 403, SERVER_ERROR, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed; use ${hosts.join(' or ')} (more with --allow-host)`)
@@ -253,6 +294,26 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
     return open(req, res, body)
   }
 
+  // Who is on the other end of each connection, asked once per connection as it opens: a command
+  // of any hands job (this server's or another's) must not drive this server's tools.
+  const peers = new WeakMap<Socket, Promise<string | null>>()
+  let isPeerCheckLost = false
+  const peerRefusalOf = (socket: Socket): Promise<string | null> => {
+    let found = peers.get(socket)
+    if (found === undefined) {
+      found = import('@hands/shell-runtime')
+        .then((m) => m.tcpPeerRefusal(socket))
+        .catch((e: unknown) => {
+          // Without the helper nothing can tell (and commands run unconfined anyway): say so once.
+          if (!isPeerCheckLost) process.stderr.write(`hands: cannot check who connects over HTTP: ${(e as Error).message}\n`)
+          isPeerCheckLost = true
+          return null
+        })
+      peers.set(socket, found)
+    }
+    return found
+  }
+
   const http: HttpServer = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
       if (res.headersSent) return
@@ -272,6 +333,7 @@ export async function serveHttp(listen: HttpServeOptions, options: SurfaceOption
       reply(res, 500, SERVER_ERROR, 'internal error')
     })
   })
+  http.on('connection', (socket: Socket) => void peerRefusalOf(socket))
   http.keepAliveTimeout = KEEP_ALIVE_MS
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject)

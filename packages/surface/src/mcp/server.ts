@@ -9,9 +9,11 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
+  RootsListChangedNotificationSchema,
   type CallToolResult,
   type LoggingLevel,
   type RequestId,
+  type Root,
 } from '@modelcontextprotocol/sdk/types.js'
 import { SHELL_TOGGLE, isToolName } from '@hands/contracts'
 import { toApiTools } from '../adapters/api-tools.ts'
@@ -20,7 +22,8 @@ import { renderOutcome } from '../render/text.ts'
 import { createSurface, type Session, type SurfaceOptions } from '../session.ts'
 import { askToConfirm } from './confirm.ts'
 import { PROMPTS, getPrompt } from './prompts.ts'
-import { protocolError } from './protocol-error.ts'
+import { onePage, protocolError } from './protocol-error.ts'
+import { checkClientRoots } from './roots.ts'
 import { SERVER_NAME, newMcpServer } from './sdk-server.ts'
 
 export const SHELLS_URI = 'hands://shells'
@@ -30,6 +33,13 @@ const shellUri = (id: string) => `${SHELLS_URI}/${encodeURIComponent(id)}`
 
 /** MCP's resource-not-found error code. */
 export const RESOURCE_NOT_FOUND = -32002
+
+/** How long a session waits for the client to answer `roots/list` before it goes on with the roots it has. */
+const ROOTS_TIMEOUT_MS = 10_000
+
+/** What a session with no root tells its client. */
+export const NO_ROOT_NOTICE =
+  "this session has no root, so every tool call is refused: hands was started in / or the home directory without --root, and the client offers no roots. Give `--root DIR` in the client's configuration for hands, or use a client that offers roots."
 
 /** Error codes whose failures are the host's or the user's refusals, worth a log notice. */
 const REFUSALS = new Set(['refused', 'not_confirmed', 'outside_roots', 'access_denied', 'protected_path'])
@@ -48,6 +58,8 @@ export interface HandsMcpServer {
 export interface McpServerOptions {
   /** Prefix of this server's stderr lines (default `hands`). */
   logPrefix?: string
+  /** The client's `initialized` notification has already arrived (the session is attached late, as over stdio). */
+  isInitialized?: boolean
 }
 
 /**
@@ -65,12 +77,16 @@ export function createMcpServer(options: SurfaceOptions = {}, serverOptions: Mcp
 export function attachSession(server: Server, options: SurfaceOptions = {}, serverOptions: McpServerOptions = {}): HandsMcpServer {
   const prefix = serverOptions.logPrefix ?? 'hands'
 
-  const notify = (level: LoggingLevel, text: string) => {
-    process.stderr.write(`${prefix}: ${text}\n`)
+  /** A notice for the client's log only. */
+  const tell = (level: LoggingLevel, text: string) => {
     if (server.transport === undefined) return
     server.sendLoggingMessage({ level, logger: SERVER_NAME, data: text }, server.transport.sessionId).catch(() => {
       // The client left: stderr has it.
     })
+  }
+  const notify = (level: LoggingLevel, text: string) => {
+    process.stderr.write(`${prefix}: ${text}\n`)
+    tell(level, text)
   }
 
   // Destructive calls ask the client's user when the client can be asked; otherwise the
@@ -86,12 +102,65 @@ export function attachSession(server: Server, options: SurfaceOptions = {}, serv
   }
 
   const session = createSurface({ ...options, confirm: viaElicitation })
-  const workspace = session.roots[0]
-  const renderOptions = workspace === undefined ? {} : { workspace }
+  const renderOptions = () => (session.roots[0] === undefined ? {} : { workspace: session.roots[0] })
   const served = new Set<string>(session.tools.map((t) => t.name))
   const servedList = session.tools.map((t) => t.name).join(', ')
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toApiTools('mcp', session.tools) as never }))
+  server.setRequestHandler(ListToolsRequestSchema, (request) => {
+    onePage(request)
+    return { tools: toApiTools('mcp', session.tools) as never }
+  })
+
+  // The client's roots become the session's (see SPEC "Roots: where they come from"): asked after
+  // `initialized` and again on each list_changed, in order; calls wait for the answer.
+  const hostRoots = options.roots?.length ? [...session.roots] : null
+  const ownRoots = [...session.roots]
+  let rootsAsked: Promise<void> | null = null
+  const applyRoots = (offered: readonly Root[]) => {
+    const { accepted, refused, broad } = checkClientRoots(offered, hostRoots)
+    if (refused.length > 0) notify('warning', `refused ${refused.length} of the client's roots: ${refused.join('; ')}`)
+    for (const b of broad) notify('warning', `the client's root ${b} gives commands and the file tools everything under it`)
+    const change = session.setRoots(accepted.length > 0 ? accepted : ownRoots)
+    if (!change.isChanged) return
+    const from = accepted.length > 0 ? 'from the client' : offered.length === 0 ? 'the client offers none' : "none of the client's was taken"
+    notify('info', `roots: ${change.roots.length === 0 ? 'none' : change.roots.join(', ')} (${from})`)
+    if (change.kept.length > 0) {
+      notify(
+        'notice',
+        `background shells started under the previous roots keep running under them until stopped: ${change.kept.join(', ')}; new commands run under the new roots`,
+      )
+    }
+  }
+  const askRoots = (): Promise<void> => {
+    if (server.getClientCapabilities()?.roots === undefined) return Promise.resolve()
+    // Never rejects: a failure is a notice, and the roots stay as they were.
+    rootsAsked = (rootsAsked ?? Promise.resolve()).then(() =>
+      server
+        .listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS })
+        .then((answer) => applyRoots(answer.roots))
+        .catch((e: unknown) =>
+          notify(
+            'warning',
+            `could not take the client's roots (${e instanceof Error ? e.message : String(e)}); roots stay ${session.roots.join(', ') || 'none'}`,
+          ),
+        ),
+    )
+    return rootsAsked
+  }
+  /** Resolves once the client's roots (when it offers any) are the session's. */
+  const clientRoots = (): Promise<void> => rootsAsked ?? askRoots()
+  const onInitialized = () => {
+    void clientRoots().then(() => {
+      if (session.roots.length === 0) tell('warning', NO_ROOT_NOTICE)
+    })
+  }
+  server.setNotificationHandler(RootsListChangedNotificationSchema, () => void askRoots())
+  const initialized = server.oninitialized
+  server.oninitialized = () => {
+    initialized?.()
+    onInitialized()
+  }
+  if (serverOptions.isInitialized === true) onInitialized()
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params
@@ -99,10 +168,11 @@ export function attachSession(server: Server, options: SurfaceOptions = {}, serv
       const why = isToolName(name) ? `${name} is switched off by the host (toggle \`${SHELL_TOGGLE}\`)` : `Unknown tool: ${JSON.stringify(name)}`
       throw protocolError(ErrorCode.InvalidParams, `${why}; this server's tools are ${servedList}`, { tool: name, tools: [...served] })
     }
-    const outcome = await calling.run(extra.requestId, () => session.call(name, request.params.arguments ?? {}))
+    await clientRoots()
+    const outcome = await calling.run(extra.requestId, () => session.call(name, request.params.arguments ?? {}, { signal: extra.signal }))
     if (outcome.ok) {
       return {
-        content: [{ type: 'text', text: renderOutcome(outcome, renderOptions) }],
+        content: [{ type: 'text', text: renderOutcome(outcome, renderOptions()) }],
         structuredContent: outcome.result as Record<string, unknown>,
       }
     }
@@ -114,7 +184,8 @@ export function attachSession(server: Server, options: SurfaceOptions = {}, serv
     }
   })
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => ({
+    ...onePage(request),
     resources: [
       {
         uri: SHELLS_URI,
@@ -133,7 +204,8 @@ export function attachSession(server: Server, options: SurfaceOptions = {}, serv
     ],
   }))
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, (request) => ({
+    ...onePage(request),
     resourceTemplates: [
       {
         uriTemplate: SHELL_URI_TEMPLATE,
@@ -163,7 +235,7 @@ export function attachSession(server: Server, options: SurfaceOptions = {}, serv
     throw protocolError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}; this session's shells are listed at ${SHELLS_URI}`, { uri })
   })
 
-  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: PROMPTS }))
+  server.setRequestHandler(ListPromptsRequestSchema, (request) => ({ ...onePage(request), prompts: PROMPTS }))
   server.setRequestHandler(GetPromptRequestSchema, (request) => getPrompt(request.params.name, request.params.arguments ?? {}, options))
 
   const unsubscribe = session.onResourcesChanged(() => {

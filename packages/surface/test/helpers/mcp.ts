@@ -1,9 +1,62 @@
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { ListRootsRequestSchema, LoggingMessageNotificationSchema, type CallToolResult, type Root } from '@modelcontextprotocol/sdk/types.js'
 
 export const REPO = join(import.meta.dirname, '..', '..', '..', '..')
+const MAIN = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
+/** tsx's loader by absolute URL, so the server can start in any directory (`/` included). */
+const TSX = pathToFileURL(createRequire(join(REPO, 'package.json')).resolve('tsx')).href
+
+/** A client that offers roots: `setRoots` changes them and tells the server (roots/list_changed). */
+export interface RootsOffer {
+  roots: Root[]
+}
+
+/**
+ * A real MCP client talking to `hands serve` over stdio, the server started as a desktop client
+ * starts it: node itself (no pnpm), in `cwd`, without INIT_CWD. With `offer`, the client declares
+ * the roots capability and answers roots/list with `offer.roots`. Every log notice it gets is kept.
+ */
+export async function connectAs(
+  args: string[],
+  options: { cwd?: string; offer?: RootsOffer; env?: Record<string, string>; capabilities?: Record<string, unknown> } = {},
+) {
+  const { INIT_CWD: _init, npm_lifecycle_event: _event, ...env } = process.env as Record<string, string>
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--conditions=hands-source', '--import', TSX, MAIN, 'serve', ...args],
+    cwd: options.cwd ?? REPO,
+    env: { ...env, ...options.env },
+    stderr: 'pipe',
+  })
+  let stderr = ''
+  transport.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString()
+  })
+  const capabilities = { ...options.capabilities, ...(options.offer ? { roots: { listChanged: true } } : {}) }
+  const client = new Client({ name: 'hands-test', version: '0.0.0' }, { capabilities })
+  const notices: string[] = []
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    notices.push(String(n.params.data))
+  })
+  const offer = options.offer
+  if (offer) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: offer.roots }))
+  await client.connect(transport)
+  return {
+    client,
+    transport,
+    notices,
+    stderr: () => stderr,
+    /** Offer these roots from now on and tell the server. */
+    setRoots: async (roots: Root[]) => {
+      if (offer) offer.roots = roots
+      await client.sendRootsListChanged()
+    },
+  }
+}
 
 /** A real MCP client talking to `pnpm hands serve` over stdio. */
 export async function connectStdio(args: string[], env: Record<string, string> = {}, capabilities: Record<string, unknown> = {}) {
