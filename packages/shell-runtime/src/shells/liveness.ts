@@ -134,12 +134,16 @@ export class TreeWatch {
     }
   }
 
-  /** Pids of hands' wrappers: from the process on the terminal down, each a helper or bubblewrap whose parent is one. */
+  /**
+   * Pids of hands' wrappers: the process on the terminal when it is the helper (its relay) or
+   * bubblewrap, and down from it each helper or bubblewrap whose parent is one. (Without a relay
+   * the helper execs the job, which is then no wrapper.)
+   */
   #wrappers(procs: readonly Proc[], ptyPid: number): Set<number> {
     const out = new Set<number>()
     if (!this.#isWrapped) return out
-    out.add(ptyPid)
-    for (let grew = true; grew; ) {
+    if (procs.some((p) => p.pid === ptyPid && WRAPPERS.has(p.comm))) out.add(ptyPid)
+    for (let grew = out.size > 0; grew; ) {
       grew = false
       for (const p of procs) {
         if (!out.has(p.pid) && WRAPPERS.has(p.comm) && out.has(p.ppid)) {
