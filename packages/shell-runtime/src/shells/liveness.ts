@@ -87,8 +87,9 @@ function isPasswordMode(pts: string): Promise<boolean | null> {
  * CPU time comes from the job's cgroup (`cpu.stat`, which counts every process that ever ran in
  * it, exited ones included; a group is reused, so its usage when the job started is subtracted),
  * else from /proc: utime + stime of each live process plus its cutime + cstime, the time of the
- * children it waited for. That misses a process that exited and was reaped from outside the
- * tree (an orphan, or any process once its parent has gone).
+ * children it waited for; the helper's relay counts too, with the orphans it reaped as the
+ * tree's subreaper. That misses a process that exited and was reaped from outside the tree (by
+ * init, where no relay runs).
  *
  * Waiting for input: the terminal's foreground process group (tpgid) is looked up from the
  * process on the terminal, and each of its sleeping processes is asked what it is blocked on
@@ -112,8 +113,8 @@ export class TreeWatch {
   }
 
   /**
-   * The facts now, for the shell on `terminal`; null once the process on the terminal has ended
-   * (its pid may name another process by then): only the processes its tree left are counted.
+   * The facts now, for the shell on `terminal`. `terminal` is null once the process on it has ended
+   * (its pid may name another process by then): only the processes the tree left are counted.
    */
   async facts(terminal: TerminalSide | null): Promise<TreeFacts> {
     const pids = [...this.#tree.pids()]
