@@ -9,6 +9,7 @@ export interface ShellRunCommand {
   exit: number | null
   duration_ms: number
   timed_out: boolean
+  changes: ShellRunCommandChanges
   note: string | null
 }
 
@@ -50,10 +51,22 @@ export interface ShellTypeResult {
   status: "running" | "exited" | "stopped"
 }
 
+export interface ShellStopChanges {
+  created: string[]
+  modified: string[]
+  deleted: string[]
+  renamed: ShellStopChangesRenamed[]
+  counts: ShellStopChangesCounts
+  outside_roots: number
+  is_complete: boolean
+  note: string | null
+}
+
 export interface ShellStopResult {
   id: string
   status: "running" | "exited" | "stopped"
   exit: number | null
+  changes: ShellStopChanges
   note: string | null
 }
 
@@ -103,7 +116,7 @@ export interface ErrorEnvelope {
 }
 
 export interface Hands {
-  /** Run `commands` as bash lines in order, each with its own exit, stdout and stderr; a failing line does not stop the rest. Long or interactive work goes to shell_background. Drive it from python_execution: batch the commands, read r["commands"][i]["stdout"], print only what you need. */
+  /** Run `commands` as bash lines in order, each with its own exit, stdout, stderr and what it changed on disk; a failing line does not stop the rest. Long or interactive work goes to shell_background. Drive it from python_execution: batch the commands, read r["commands"][i]["stdout"], print only what you need. */
   shell_run(commands: string[], cwd?: string): Promise<ShellRunResult>
 
   /** Start `commands` as one bash script in a terminal and return its `id` at once; the same script while live returns that shell. Then poll shell_logs in python_execution. */

@@ -12,6 +12,7 @@ class ShellRunCommand(TypedDict):
     exit: int | None
     duration_ms: int
     timed_out: bool
+    changes: ShellRunCommandChanges
     note: str | None
 
 
@@ -24,7 +25,7 @@ class ShellRunResult(TypedDict):
 
 
 async def shell_run(commands: list[str], cwd: str | None = None) -> ShellRunResult:
-    """Run `commands` as bash lines in order, each with its own exit, stdout and stderr; a failing line does not stop the rest. Long or interactive work goes to shell_background. Drive it from python_execution: batch the commands, read r["commands"][i]["stdout"], print only what you need."""
+    """Run `commands` as bash lines in order, each with its own exit, stdout, stderr and what it changed on disk; a failing line does not stop the rest. Long or interactive work goes to shell_background. Drive it from python_execution: batch the commands, read r["commands"][i]["stdout"], print only what you need."""
     ...
 
 
@@ -73,10 +74,22 @@ async def shell_type(id: str, text: str, is_enter: bool = True) -> ShellTypeResu
     ...
 
 
+class ShellStopChanges(TypedDict):
+    created: list[str]
+    modified: list[str]
+    deleted: list[str]
+    renamed: list[ShellStopChangesRenamed]
+    counts: ShellStopChangesCounts
+    outside_roots: int
+    is_complete: bool
+    note: str | None
+
+
 class ShellStopResult(TypedDict):
     id: str
     status: Literal["running", "exited", "stopped"]
     exit: int | None
+    changes: ShellStopChanges
     note: str | None
 
 

@@ -8,9 +8,12 @@ import { REPO } from './helpers.ts'
 const CLI = join(REPO, 'tools', 'codegen', 'cli.ts')
 const TSX = join(REPO, 'node_modules', '.bin', 'tsx')
 
-function gen(args: string[], cwd = REPO) {
-  return spawnSync(TSX, ['--conditions=hands-source', CLI, ...args], { cwd, encoding: 'utf8' })
+function gen(args: string[], cwd = REPO, nodeArgs: string[] = []) {
+  return spawnSync(TSX, [...nodeArgs, '--conditions=hands-source', CLI, ...args], { cwd, encoding: 'utf8' })
 }
+
+/** Node arguments that make codegen load the shell_run renderer with its `[no newline at end]` marker changed (the files stay as they are). */
+const CHANGED_RENDERER = ['--import', join(import.meta.dirname, 'fixtures', 'alter-rendering.mjs')]
 
 describe('generated/', () => {
   it('is what codegen renders from the contracts (pnpm gen --check is clean)', () => {
@@ -31,7 +34,7 @@ describe('generated/', () => {
   it('lists the ten tools in surface.json in the shape other tooling reads, and ships the same file in @hands/contracts', () => {
     const text = readFileSync(join(REPO, 'generated', 'surface.json'), 'utf8')
     const surface = JSON.parse(text)
-    expect(Object.keys(surface).filter((k) => k !== '$comment')).toEqual(['tools', 'errors', 'prompt'])
+    expect(Object.keys(surface).filter((k) => k !== '$comment')).toEqual(['tools', 'errors', 'prompt', 'no_code_tool', 'rendering'])
     expect(surface.tools).toHaveLength(10)
     for (const t of surface.tools) {
       expect(Object.keys(t)).toEqual(['name', 'title', 'description', 'input_schema', 'result_schema', 'call', 'effect', 'annotations', 'toggle'])
@@ -40,11 +43,55 @@ describe('generated/', () => {
     expect(surface.errors.codes.map((c: { code: string }) => c.code)).toContain('invalid_input')
     expect(Object.keys(surface.prompt)).toEqual(['shell_on', 'shell_off'])
     expect(surface.prompt.shell_off.executionLine).toBeNull()
+    expect(Object.keys(surface.no_code_tool.descriptions)).toEqual(['shell_run', 'shell_background'])
+    expect(Object.keys(surface.no_code_tool.prompt)).toEqual(['shell_on', 'shell_off'])
     expect(readFileSync(join(REPO, 'packages', 'contracts', 'surface.json'), 'utf8')).toBe(text)
   })
 })
 
 describe('pnpm gen --diff REF', () => {
+  it('fails --exit-code on a change to how a result is rendered, and shows it line by line; --check fails on it too', { timeout: 120_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hands-gen-render-'))
+    try {
+      const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' })
+      git('init', '-q')
+      git('config', 'user.email', 't@example.com')
+      git('config', 'user.name', 't')
+      mkdirSync(join(dir, 'packages', 'contracts'), { recursive: true })
+      writeFileSync(join(dir, 'packages', 'contracts', 'surface.json'), readFileSync(join(REPO, 'generated', 'surface.json'), 'utf8'))
+      git('add', '-A')
+      git('commit', '-qm', 'the surface as committed')
+      expect(gen(['--diff', 'HEAD', '--exit-code'], dir).status).toBe(0)
+
+      const changed = gen(['--diff', 'HEAD', '--exit-code'], dir, CHANGED_RENDERER)
+      expect(changed.stderr).toBe('')
+      expect(changed.status).toBe(1)
+      const lines = changed.stdout.split('\n')
+      expect(lines).toContain('0 tool(s) changed, 0 added, 0 removed, 2 rendered example(s) changed')
+      const at = lines.indexOf('    ~ shell_run · output without a final newline, in the workspace root')
+      expect(lines.slice(at, at + 6)).toEqual([
+        '    ~ shell_run · output without a final newline, in the workspace root',
+        '          exit 0 · 4 ms · cwd .',
+        '          $ printf done  [exit 0 · 3 ms]',
+        '            done',
+        '        - [no newline at end]',
+        '        + [no final newline]',
+      ])
+      const md = gen(['--diff', 'HEAD', '--exit-code', '--format', 'md'], dir, CHANGED_RENDERER)
+      expect(md.status).toBe(1)
+      expect(md.stdout).toContain('#### Rendering')
+      expect(md.stdout).toContain('  - [no newline at end]\n  + [no final newline]')
+
+      const check = gen(['--check'], REPO, CHANGED_RENDERER)
+      expect(check.status).toBe(1)
+      expect(check.stderr).toMatch(
+        /generated\/ is out of date; run `pnpm gen` \(\d+ files differ: generated\/surface\.json, packages\/contracts\/surface\.json, generated\/rendering\.md\)/,
+      )
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   // Six codegen runs: a generous bound on a loaded machine, not a timing.
   it('reports every change since an older commit, gates with --exit-code, prints Markdown, and reports nothing against the current surface', {
     timeout: 120_000,
@@ -68,9 +115,13 @@ describe('pnpm gen --diff REF', () => {
       writeFileSync(join(dir, 'generated', 'surface.json'), JSON.stringify(old, null, 2))
       git('add', '-A')
       git('commit', '-qm', 'old surface')
-      // A later commit ships the surface, with one prompt line worded differently.
+      // A later commit ships the surface, with one prompt line and one description without a code tool worded differently.
       const shipped = JSON.parse(current)
       shipped.prompt.shell_on.batchLine = shipped.prompt.shell_on.batchLine.replace('never', 'not')
+      shipped.no_code_tool.descriptions.shell_background = shipped.no_code_tool.descriptions.shell_background.replace(
+        'for its output',
+        'to read what it printed so far',
+      )
       mkdirSync(join(dir, 'packages', 'contracts'), { recursive: true })
       writeFileSync(join(dir, 'packages', 'contracts', 'surface.json'), JSON.stringify(shipped, null, 2))
       git('add', '-A')
@@ -81,7 +132,7 @@ describe('pnpm gen --diff REF', () => {
       expect(changed.status).toBe(0)
       const lines = changed.stdout.split('\n').map((l) => l.trim())
       expect(lines).toContain('hands contract: HEAD~1 → working tree')
-      expect(lines.some((l) => /^~ tool shell_run · tokens \d+ → \d+ \([+-]\d+\)$/.test(l))).toBe(true)
+      expect(lines.some((l) => /^~ tool shell_run · tokens \d+ → \d+ \([+-]\d+\), without a code tool \d+ → \d+ \([+-]\d+\)$/.test(l))).toBe(true)
       expect(lines.some((l) => /^~ description: .*\[-.*-\].*\{\+.*\+\}/.test(l))).toBe(true)
       expect(lines.some((l) => l.startsWith('+ input cwd: {"type":"string"'))).toBe(true)
       expect(lines).toContain('- input timeout: {"type":"integer"}')
@@ -99,6 +150,8 @@ describe('pnpm gen --diff REF', () => {
       expect(prose.status).toBe(1)
       expect(prose.stdout).toContain('~ prompt prose')
       expect(prose.stdout).toMatch(/~ shell on: batchLine: .*\[-not-\]\{\+never\+\} one call per file/)
+      expect(prose.stdout).toMatch(/~ description \(no code tool\): .*Then poll shell_logs \[-to read what it printed so far-\]\{\+for its output\+\}\.$/m)
+      expect(prose.stdout).toMatch(/^~ tool shell_background · tokens \d+ \(±0\), without a code tool \d+ → \d+/m)
 
       writeFileSync(join(dir, 'packages', 'contracts', 'surface.json'), current)
       git('commit', '-qam', 'current surface')

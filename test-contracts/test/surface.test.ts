@@ -92,13 +92,15 @@ describe('schemas', () => {
 })
 
 describe('prose', () => {
-  it('never says until or timeout_secs in a description, a property description or the prompt', () => {
-    for (const t of describeTools({ codeTool: 'python_execution' })) {
-      expect(forbiddenStrings(t.description), t.name).toEqual([])
-      expect(forbiddenStrings(JSON.stringify(t.input)), t.name).toEqual([])
-      expect(forbiddenStrings(JSON.stringify(t.result)), t.name).toEqual([])
+  it('never says until or timeout_secs in a description, a property description or the prompt, with a code tool or without one', () => {
+    for (const codeTool of ['python_execution', null]) {
+      for (const t of describeTools({ codeTool })) {
+        expect(forbiddenStrings(t.description), t.name).toEqual([])
+        expect(forbiddenStrings(JSON.stringify(t.input)), t.name).toEqual([])
+        expect(forbiddenStrings(JSON.stringify(t.result)), t.name).toEqual([])
+      }
+      for (const isShell of [true, false]) expect(forbiddenStrings(JSON.stringify(renderPrompt({ codeTool, isShell })))).toEqual([])
     }
-    expect(forbiddenStrings(JSON.stringify(renderPrompt()))).toEqual([])
     expect(forbiddenStrings('poll Until ready')).toHaveLength(1)
     expect(forbiddenStrings('{"timeout_secs": 5}')).toHaveLength(1)
   })
@@ -127,6 +129,28 @@ describe('prose', () => {
     expect(JSON.stringify(tools)).not.toContain('python_execution')
   })
 
+  it('without a code tool, names none anywhere, and the shell_run and shell_background descriptions still end in a whole sentence', () => {
+    const tools = describeTools({ codeTool: null })
+    const prose = renderPrompt({ codeTool: null })
+    const text = [...tools.map((t) => t.description), ...Object.values(prose).filter((l) => l !== null)].join('\n')
+    for (const phantom of ['python_execution', 'null', 'undefined', 'none', 'Drive it', ' in .', 'inside']) expect(text, phantom).not.toContain(phantom)
+    const by = new Map<string, string>(tools.map((t) => [t.name, t.description]))
+    expect(by.get('shell_run')).toMatch(
+      /stop the rest\. Long or interactive work goes to shell_background\. Batch related lines into one call, not one call each\.$/,
+    )
+    expect(by.get('shell_background')).toMatch(/returns that shell\. Then poll shell_logs for its output\.$/)
+    // Only the two descriptions that name the code tool differ.
+    expect(tools.filter((t, i) => t.description !== TOOLS[i]?.description).map((t) => t.name)).toEqual(['shell_run', 'shell_background'])
+    expect(prose.executionLine).toBe('- Long-running work: `shell_background`, then poll `shell_logs`; no tool waits for you.')
+    expect(prose.codeToolParagraph).toBeNull()
+    expect(
+      promptViolations(
+        prose,
+        FS_CONTRACTS.map((c) => c.name),
+      ),
+    ).toEqual([])
+  })
+
   it('ends shell_run with the code-tool pairing and shell_background with the poll loop; the other three name no sibling', () => {
     const by = new Map<string, string>(TOOLS.map((t) => [t.name, t.description]))
     expect(by.get('shell_run')).toMatch(/python_execution: batch the commands, read r\["commands"\]\[i\]\["stdout"\], print only what you need\.$/)
@@ -138,7 +162,7 @@ describe('prose', () => {
   })
 
   it('keeps each description to one sentence about the tool and at most one sibling named', () => {
-    for (const t of TOOLS) {
+    for (const t of [...TOOLS, ...describeTools({ codeTool: null })]) {
       const siblings = TOOL_NAMES.filter((n) => n !== t.name && new RegExp(`\\b${n}\\b`).test(t.description))
       expect(siblings.length, `${t.name} names ${siblings.join(', ')}`).toBeLessThanOrEqual(1)
       expect(t.description.length, t.name).toBeLessThanOrEqual(320)

@@ -35,3 +35,9 @@ export function tarballFiles(tarball: string): string[] {
 export function tarballManifest(tarball: string): Record<string, unknown> {
   return JSON.parse(execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' })) as Record<string, unknown>
 }
+
+/** Unpack a tarball into `dir` (its files land in `dir/package`); the package root. */
+export function unpack(tarball: string, dir: string): string {
+  execFileSync('tar', ['-xzf', tarball, '-C', dir])
+  return join(dir, 'package')
+}

@@ -21,10 +21,15 @@ auth:
   htpasswd:
     file: ${join(dir, 'htpasswd')}
     max_users: 10
-# No uplinks: this registry serves @hands only, and nothing it lacks is looked up anywhere else.
+# No uplinks: this registry serves @hands, and the MCP SDK versions the test publishes, only;
+# nothing it lacks is looked up anywhere else.
 uplinks: {}
 packages:
   '@hands/*':
+    access: $all
+    publish: $authenticated
+    unpublish: $authenticated
+  '@modelcontextprotocol/*':
     access: $all
     publish: $authenticated
     unpublish: $authenticated

@@ -18,6 +18,40 @@ let registry: Registry
 /** The consumer's `tsc` run, started once the project is installed; it runs while the other checks do. */
 let typeCheck: Promise<Error | null>
 const versionOf = (name: string) => (JSON.parse(readFileSync(join(REPO, 'packages', name, 'package.json'), 'utf8')) as { version: string }).version
+const MCP_SDK = '@modelcontextprotocol/sdk'
+/** The MCP SDK the workspace builds and tests with (its lockfile pin). */
+const mcpPinned = (
+  JSON.parse(readFileSync(join(REPO, 'packages', 'surface', 'node_modules', ...MCP_SDK.split('/'), 'package.json'), 'utf8')) as { version: string }
+).version
+/** A newer patch than that, which the app already has: published to the test registry as the pinned SDK with its version bumped. */
+const mcpNewer = mcpPinned.replace(/\d+$/, (patch) => String(Number(patch) + 1))
+/** The SDK majors a team installs today, beside hands. */
+const SDKS = ['openai@^7', 'ai@^7', '@anthropic-ai/sdk@^1']
+
+/**
+ * Publish the pinned MCP SDK and a newer patch of it (the same files, version bumped) to the test
+ * registry, as if the SDK had shipped a patch after hands was built. Both come from the public
+ * tarball of the pinned version; its `publishConfig` is dropped, since it names the public registry.
+ */
+async function publishMcpSdk(publishRc: string): Promise<void> {
+  const dir = join(work, 'mcp-sdk')
+  mkdirSync(dir)
+  const { stdout } = await run('npm', ['pack', `${MCP_SDK}@${mcpPinned}`, '--json', '--ignore-scripts'], { cwd: dir })
+  const [packed] = JSON.parse(stdout) as Array<{ filename: string }>
+  await run('tar', ['-xzf', join(dir, packed?.filename ?? ''), '-C', dir])
+  const manifestPath = join(dir, 'package', 'package.json')
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>
+  delete manifest['publishConfig']
+  for (const version of [mcpPinned, mcpNewer]) {
+    writeFileSync(manifestPath, JSON.stringify({ ...manifest, version }, null, 2))
+    await run('npm', ['publish', join(dir, 'package'), '--ignore-scripts', '--tag', version === mcpNewer ? 'latest' : 'pinned', '--userconfig', publishRc], {
+      cwd: work,
+    })
+  }
+}
+
+/** The ```ts blocks of a Markdown file, in order. */
+const codeBlocks = (markdown: string) => [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1] ?? '')
 
 /** Live processes whose command line or working directory is under `dir`, but for the consumer's own tsc. */
 function processesUnder(dir: string): string[] {
@@ -59,17 +93,26 @@ beforeAll(async () => {
   const tarballs = inject('tarballs')
   const publishRc = join(work, 'publish.npmrc')
   const host = registry.url.replace(/^http:/, '')
-  writeFileSync(publishRc, `@hands:registry=${registry.url}\n${host}:_authToken=${registry.token}\n`)
+  writeFileSync(publishRc, `@hands:registry=${registry.url}\n@modelcontextprotocol:registry=${registry.url}\n${host}:_authToken=${registry.token}\n`)
   for (const name of PUBLISHED) await run('npm', ['publish', tarballs[name], '--userconfig', publishRc], { cwd: work })
-  // The project maps the @hands scope to the team's registry; everything else comes from the normal registry.
-  writeFileSync(join(project, '.npmrc'), `@hands:registry=${registry.url}\n`)
+  await publishMcpSdk(publishRc)
+  // The project maps the @hands scope to the team's registry (and, here, the MCP SDK's scope, so
+  // the newer patch exists); everything else comes from the normal registry.
+  writeFileSync(join(project, '.npmrc'), `@hands:registry=${registry.url}\n@modelcontextprotocol:registry=${registry.url}\n`)
   writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2)}\n`)
+  // The app has the newer MCP SDK patch already; then it adds hands and today's SDK majors, with no --legacy-peer-deps.
+  await run('npm', ['install', `${MCP_SDK}@${mcpNewer}`], { cwd: project })
   const started = performance.now()
-  await run('npm', ['install', '@hands/surface', '@hands/contracts', '@types/node@20'], { cwd: project })
+  await run('npm', ['install', '@hands/surface', '@types/node@20', '@types/json-schema', ...SDKS], { cwd: project })
   console.log(`npm install through the registry: ${((performance.now() - started) / 1000).toFixed(1)} s`)
   copyFileSync(join(fixtures, 'use-surface.mjs'), join(project, 'use-surface.mjs'))
   copyFileSync(join(fixtures, 'check-types.ts'), join(project, 'check-types.ts'))
   copyFileSync(join(fixtures, 'tsconfig.json'), join(project, 'tsconfig.json'))
+  // The four agent loops of the adapters page, as the installed package ships it.
+  mkdirSync(join(project, 'adapter-loops'))
+  codeBlocks(readFileSync(join(project, 'node_modules', '@hands', 'surface', 'docs', 'adapters.md'), 'utf8')).forEach((block, i) => {
+    writeFileSync(join(project, 'adapter-loops', `loop-${i + 1}.ts`), block)
+  })
   const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc')
   typeCheck = run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project }).then(
     () => null,
@@ -125,12 +168,30 @@ describe('a project outside the workspace that installed @hands/surface from a r
       expect(entry?.resolved ?? '').toContain(registry.url)
     }
     // Everything else came from the registry the project normally uses.
-    for (const name of ['typebox', '@modelcontextprotocol/sdk', 'node-pty']) {
+    for (const name of ['typebox', 'node-pty', 'openai', 'ai']) {
       const resolved = lock.packages[`node_modules/${name}`]?.resolved ?? ''
       expect(resolved).toMatch(/^https:\/\//)
       expect(resolved).not.toContain(registry.url)
     }
     expect(lock.packages['node_modules/node-pty']?.version).toBeDefined()
+  })
+
+  it('installed today’s SDK majors beside hands with no peer conflict, and their types check the four adapter loops of the shipped docs', async () => {
+    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> }
+    expect(['openai', 'ai', '@anthropic-ai/sdk'].map((n) => lock.packages[`node_modules/${n}`]?.version?.split('.')[0])).toEqual(['7', '7', '1'])
+    expect(readdirSync(join(project, 'adapter-loops')).sort()).toEqual(['loop-1.ts', 'loop-2.ts', 'loop-3.ts', 'loop-4.ts'])
+    const failed = await typeCheck
+    if (failed !== null) throw failed
+  })
+
+  it('keeps one copy of the MCP SDK: the newer patch the app had, which hands’ range admits', () => {
+    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; resolved?: string }> }
+    const copies = Object.entries(lock.packages).filter(([path]) => path.endsWith(`node_modules/${MCP_SDK}`))
+    expect(copies.map(([path, entry]) => [path, entry.version])).toEqual([[`node_modules/${MCP_SDK}`, mcpNewer]])
+    const surface = JSON.parse(readFileSync(join(project, 'node_modules', '@hands', 'surface', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>
+    }
+    expect(surface.dependencies[MCP_SDK]).toBe(`^${mcpPinned}`)
   })
 
   it('imports createSurface on plain node, runs shell_run and file_exists, starts a background shell and closes', async () => {
@@ -212,7 +273,7 @@ describe('a project outside the workspace that installed @hands/surface from a r
   })
 
   // Last: the tsc started after the install has run alongside everything above.
-  it('type-checks a consumer under nodenext with skipLibCheck false', async () => {
+  it('type-checks a consumer, every type from @hands/surface, under nodenext with skipLibCheck false', async () => {
     const failed = await typeCheck
     if (failed !== null) throw failed
   })

@@ -1,10 +1,21 @@
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative as relativeTo, resolve } from 'node:path'
 import { publint } from 'publint'
 import { formatMessage } from 'publint/utils'
-import { describe, expect, inject, it } from 'vitest'
-import { PUBLISHED, REPO, tarballFiles, tarballManifest } from '../src/packages.ts'
+import { afterAll, describe, expect, inject, it } from 'vitest'
+import { readMarkdown } from '../src/markdown.ts'
+import { PUBLISHED, REPO, tarballFiles, tarballManifest, unpack } from '../src/packages.ts'
+
+const unpacked = mkdtempSync(join(tmpdir(), 'hands-unpacked-'))
+afterAll(() => rmSync(unpacked, { recursive: true, force: true }))
+
+/** The version of `dependency` the workspace installed for `pkg` (what its tests ran against). */
+function workspaceVersion(pkg: string, dependency: string): string {
+  const dir = join(REPO, 'packages', pkg, 'node_modules', ...dependency.split('/'))
+  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version
+}
 
 const tarballs = inject('tarballs')
 const attw = join(import.meta.dirname, '..', 'node_modules', '.bin', 'attw')
@@ -34,7 +45,9 @@ describe.each(PUBLISHED)('the packed @hands/%s', (name) => {
       .map(relative)
     // Besides dist/ and src/, a package ships only what its `files` names (shell-runtime: the confine helper).
     const listed = ((manifest['files'] ?? []) as string[]).filter((f) => !['dist', 'src', 'README.md', 'LICENSE'].includes(f))
-    const isListed = (f: string) => listed.some((l) => f === l || f.startsWith(`${l}/`))
+    // A `files` entry is a path, a directory or a glob with `*` (`native/*.c`).
+    const asPattern = (l: string) => new RegExp(`^${l.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}(/.*)?$`)
+    const isListed = (f: string) => listed.some((l) => asPattern(l).test(f))
     const stray = files.filter((f) => !/^(dist|src)\//.test(f) && !['package.json', 'README.md', 'LICENSE', ...exportedFiles].includes(f) && !isListed(f))
     expect(stray).toEqual([])
     if (name === 'shell-runtime') expect(files).toContain('native/bin/linux-x64/hands-confine')
@@ -58,6 +71,31 @@ describe.each(PUBLISHED)('the packed @hands/%s', (name) => {
       expect(entry['default']).toMatch(/^\.\/dist\/.*\.js$/)
       expect(files).toEqual(expect.arrayContaining([relative(entry['default'] as string), relative(entry['types'] as string)]))
     }
+  })
+
+  it('depends on caret ranges whose floor is the version the workspace tested, so an app with a newer patch or minor keeps one copy', () => {
+    const ranges = { ...(manifest['dependencies'] as Record<string, string>), ...((manifest['optionalDependencies'] ?? {}) as Record<string, string>) }
+    for (const [dependency, range] of Object.entries(ranges)) expect(range, dependency).toBe(`^${workspaceVersion(name, dependency)}`)
+  })
+
+  it('ships the pages its README links to, and every link of every packed Markdown file resolves inside the package, down to the heading', () => {
+    const root = unpack(tarball, mkdtempSync(join(unpacked, `${name}-`)))
+    const pages = files.filter((f) => f.endsWith('.md'))
+    const readme = readMarkdown(readFileSync(join(root, 'README.md'), 'utf8'))
+    expect(readme.links.filter((l) => l.path.startsWith('docs/')).length).toBeGreaterThan(0)
+    expect(files).toContain('docs/packaging.md')
+    const broken: string[] = []
+    const anchorsOf = new Map(pages.map((p) => [p, readMarkdown(readFileSync(join(root, p), 'utf8')).anchors]))
+    for (const page of pages) {
+      for (const link of readMarkdown(readFileSync(join(root, page), 'utf8')).links) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(link.href)) continue
+        const target = link.path === '' ? page : relativeTo(root, resolve(root, dirname(page), decodeURI(link.path)))
+        if (target.startsWith('..') || !files.includes(target)) broken.push(`${page}: ${link.href} (no ${target} in the package)`)
+        else if (link.fragment !== '' && target.endsWith('.md') && !anchorsOf.get(target)?.has(link.fragment))
+          broken.push(`${page}: ${link.href} (no heading #${link.fragment} in ${target})`)
+      }
+    }
+    expect(broken).toEqual([])
   })
 
   it('passes publint with no message at all', async () => {

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { DIFF_FORMATS, SurfaceLoadError, diffSurfaces, formatDiff, parseSurface, type DiffFormat } from '@hands/surface/contract'
 import type { Budget } from './render/budget.ts'
-import { renderAll } from './files.ts'
+import { NO_CODE_TOOL_DIR, renderAll } from './files.ts'
 import { OUT_OF_DATE, checkGenerated, writeGenerated } from './sync.ts'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -35,10 +35,14 @@ function write(): number {
   const files = renderAll()
   const changed = writeGenerated(REPO, files)
   console.log(changed.length === 0 ? 'generated/ unchanged' : `wrote ${changed.join(', ')}`)
-  const budget = JSON.parse(files.find((f) => f.path === 'generated/budget.json')?.text ?? '{}') as Budget
-  console.log(`\n${budget.tools.length} tools, ${budget.encoding} tokens each (name + description + input schema):`)
-  for (const t of budget.tools) console.log(`  ${t.name.padEnd(18)} ${String(t.tokens).padStart(5)}`)
-  console.log(`  ${'total'.padEnd(18)} ${String(budget.total.tokens).padStart(5)}`)
+  const budgetOf = (dir: string) => JSON.parse(files.find((f) => f.path === `${dir}/budget.json`)?.text ?? '{}') as Budget
+  const own = budgetOf('generated')
+  const none = budgetOf(NO_CODE_TOOL_DIR)
+  const noneOf = new Map(none.tools.map((t) => [t.name, t.tokens]))
+  console.log(`\n${own.tools.length} tools, ${own.encoding} tokens each (name + description + input schema), code tool ${own.code_tool} / none:`)
+  for (const t of own.tools) console.log(`  ${t.name.padEnd(18)} ${String(t.tokens).padStart(5)} ${String(noneOf.get(t.name)).padStart(5)}`)
+  console.log(`  ${'total'.padEnd(18)} ${String(own.total.tokens).padStart(5)} ${String(none.total.tokens).padStart(5)}`)
+  console.log(`  ${'prompt prose'.padEnd(18)} ${String(own.prompt.tokens).padStart(5)} ${String(none.prompt.tokens).padStart(5)}`)
   return 0
 }
 

@@ -49,6 +49,48 @@ describe('renderAll', () => {
   })
 })
 
+describe('the variant for a harness without a code tool', () => {
+  const files = renderAll()
+  const text = (path: string) => files.find((f) => f.path === path)?.text ?? ''
+
+  it('is generated beside the default: prompt, budget and each API’s tool definitions, naming no code tool', () => {
+    const variant = files.filter((f) => f.path.startsWith('generated/no-code-tool/')).map((f) => f.path)
+    expect(variant).toEqual([
+      'generated/no-code-tool/prompt.md',
+      'generated/no-code-tool/budget.json',
+      'generated/no-code-tool/budget.md',
+      'generated/no-code-tool/api/openai.json',
+      'generated/no-code-tool/api/openai-responses.json',
+      'generated/no-code-tool/api/anthropic.json',
+      'generated/no-code-tool/api/mcp.json',
+    ])
+    for (const path of variant) expect(text(path), path).not.toContain('python_execution')
+    expect(text('generated/no-code-tool/prompt.md')).toContain('then poll `shell_logs`; no tool waits for you.')
+    expect(text('generated/no-code-tool/prompt.md')).not.toContain('description\n')
+    expect(text('generated/prompt.md')).toContain('## python_execution description')
+  })
+
+  it('is budgeted on its own: only shell_run and shell_background differ, and the totals are their sums', () => {
+    const own = JSON.parse(text('generated/budget.json'))
+    const none = JSON.parse(text('generated/no-code-tool/budget.json'))
+    expect([own.code_tool, none.code_tool]).toEqual(['python_execution', null])
+    const differ = none.tools.filter((t: { name: string; bytes: number }, i: number) => t.bytes !== own.tools[i].bytes).map((t: { name: string }) => t.name)
+    expect(differ).toEqual(['shell_run', 'shell_background'])
+    expect(none.total.tokens).toBe(none.tools.reduce((a: number, t: { tokens: number }) => a + t.tokens, 0))
+    expect(none.total.tokens).toBeLessThan(own.total.tokens)
+    expect(none.prompt.tokens).toBeLessThan(own.prompt.tokens)
+    expect(text('generated/no-code-tool/budget.md')).toContain('with the descriptions for a harness without a code tool')
+  })
+
+  it('records the descriptions that differ and the prose in the surface file the review gate diffs', () => {
+    const surface = JSON.parse(text('generated/surface.json'))
+    expect(Object.keys(surface.no_code_tool.descriptions)).toEqual(['shell_run', 'shell_background'])
+    const openai = JSON.parse(text('generated/no-code-tool/api/openai.json')).tools as Array<{ function: { name: string; description: string } }>
+    expect(openai.find((t) => t.function.name === 'shell_run')?.function.description).toBe(surface.no_code_tool.descriptions.shell_run)
+    expect(surface.no_code_tool.prompt.shell_on.codeToolParagraph).toBeNull()
+  })
+})
+
 describe('checkGenerated and writeGenerated', () => {
   let root: string
   beforeEach(() => {

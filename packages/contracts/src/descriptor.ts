@@ -4,7 +4,8 @@ import { CODE_TOOL, type ToolName } from './names.ts'
 
 /** What prose may vary by host: the name of the harness's code tool. */
 export interface ProseContext {
-  codeTool: string
+  /** The tool the model writes code in (loops, parsing); null when the harness has none, and no sentence names one. */
+  codeTool: string | null
 }
 
 export const DEFAULT_PROSE: ProseContext = { codeTool: CODE_TOOL }

@@ -39,6 +39,7 @@ export {
   type ToolDescriptor,
 } from './descriptor.ts'
 export { ShellRunCommandResult, ShellRunInput, ShellRunResult, shellRun } from './shell-run.ts'
+export type { Changes } from './schema-parts.ts'
 export { ShellBackgroundInput, ShellBackgroundResult, shellBackground } from './shell-background.ts'
 export { ShellLogsInput, ShellLogsResult, shellLogs } from './shell-logs.ts'
 export { ShellTypeInput, ShellTypeResult, shellType } from './shell-type.ts'

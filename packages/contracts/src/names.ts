@@ -44,6 +44,8 @@ export const LIMITS = {
   logsDefault: 200,
   /** Most tail lines one shell_logs call may return. */
   logsMax: 2000,
+  /** Paths of each kind an account of changes names (the rest are counted). */
+  changesListed: 10,
 } as const
 
 /** What starts a shell_logs line whose beginning already left the history (only the oldest line returned can be cut). */

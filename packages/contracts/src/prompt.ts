@@ -10,7 +10,7 @@ export interface PromptProse {
   inspectLine: string
   /** Batch: one shell_run per batch. Null when shell tools are off. */
   batchLine: string | null
-  /** For the code tool's own description: waiting is a loop written there. Null when shell tools are off. */
+  /** For the code tool's own description: waiting is a loop written there. Null when shell tools are off or there is no code tool. */
   codeToolParagraph: string | null
 }
 
@@ -25,28 +25,29 @@ const code = (s: string) => `\`${s}\``
 export function renderPrompt(options: Partial<PromptOptions> = {}): PromptProse {
   const { codeTool, isShell } = { ...DEFAULT_PROSE, isShell: true, ...options }
   const fsNames = FS_CONTRACTS.map((c) => code(c.name)).join('/')
+  const pollIn = codeTool === null ? '' : ` inside ${code(codeTool)}`
   return {
-    executionLine: isShell
-      ? `- Long-running work: ${code(SHELL_BACKGROUND)}, then poll ${code(SHELL_LOGS)} inside ${code(codeTool)}; no tool waits for you.`
-      : null,
+    executionLine: isShell ? `- Long-running work: ${code(SHELL_BACKGROUND)}, then poll ${code(SHELL_LOGS)}${pollIn}; no tool waits for you.` : null,
     inspectLine: isShell
       ? `- ${fsNames} change and probe the filesystem; keep ${code(SHELL_RUN)} for running programs.`
       : `- ${fsNames} change and probe the filesystem.`,
     batchLine: isShell ? `- Batch: one ${code(SHELL_RUN)} with a ${code(P.commands)} array, never one call per file.` : null,
-    codeToolParagraph: isShell
-      ? `Waiting is control flow you write here: ${code(SHELL_BACKGROUND)}, then ${code(SHELL_LOGS)} in a bounded loop ` +
-        `that breaks on what you read (an error line, a parsed port), never a fixed sleep.`
-      : null,
+    codeToolParagraph:
+      isShell && codeTool !== null
+        ? `Waiting is control flow you write here: ${code(SHELL_BACKGROUND)}, then ${code(SHELL_LOGS)} in a bounded loop ` +
+          `that breaks on what you read (an error line, a parsed port), never a fixed sleep.`
+        : null,
   }
 }
 
 /**
  * The prompt prose as Markdown, as a harness pastes it: the system-prompt lines, then the code
- * tool's paragraph under a heading naming the code tool (left out when shell tools are off).
+ * tool's paragraph under a heading naming the code tool (left out when shell tools are off or
+ * there is no code tool).
  */
-export function promptMarkdown(prose: PromptProse, codeTool: string): string {
+export function promptMarkdown(prose: PromptProse, codeTool: string | null): string {
   const lines = [prose.executionLine, prose.inspectLine, prose.batchLine].filter((l): l is string => l !== null)
   const out = ['## System prompt', '', ...lines]
-  if (prose.codeToolParagraph !== null) out.push('', `## ${codeTool} description`, '', prose.codeToolParagraph)
+  if (prose.codeToolParagraph !== null && codeTool !== null) out.push('', `## ${codeTool} description`, '', prose.codeToolParagraph)
   return out.join('\n')
 }

@@ -1,4 +1,4 @@
-import Type from 'typebox'
+import Type, { type Static } from 'typebox'
 import { LIMITS, P } from './names.ts'
 
 /** Parts several tool schemas share, so one rule has one definition. */
@@ -38,6 +38,29 @@ export const TailLines = () =>
 
 /** An object schema whose every key is required and no other key is allowed. */
 export const Exact = <T extends Parameters<typeof Type.Object>[0]>(properties: T) => Type.Object(properties, { additionalProperties: false })
+
+const Count = () => Type.Integer({ minimum: 0 })
+const Listed = (what: string) =>
+  Type.Array(Type.String(), {
+    description: `${what} (the first ${LIMITS.changesListed}; relative to the workspace; a directory ends in /, and what it holds is counted, not named).`,
+  })
+
+/** What a command, or a background shell, changed on disk under the roots. */
+export const Changes = (description: string) =>
+  Type.Object(
+    {
+      created: Listed('Paths made'),
+      modified: Listed('Paths whose content or entry changed'),
+      deleted: Listed('Paths removed'),
+      renamed: Type.Array(Exact({ from: Type.String(), to: Type.String() }), { description: `Entries moved (the first ${LIMITS.changesListed}).` }),
+      counts: Exact({ created: Count(), modified: Count(), deleted: Count(), renamed: Count() }),
+      outside_roots: Type.Integer({ minimum: 0, description: 'Changes outside the roots: counted, not named.' }),
+      is_complete: Type.Boolean({ description: 'Every change was seen; when false, note says what was not.' }),
+      note: Note(),
+    },
+    { additionalProperties: false, description },
+  )
+export type Changes = Static<ReturnType<typeof Changes>>
 
 /** The input of copy and move: two named paths and the overwrite switch. */
 export const SrcDestInput = (srcDescription: string) =>

@@ -34,7 +34,7 @@ export const shellBackground = defineTool({
   title: 'Start a background shell',
   describe: ({ codeTool }) =>
     `Start \`${P.commands}\` as one bash script in a terminal and return its \`${P.id}\` at once; the same script while live returns that shell. ` +
-    `Then poll ${SHELL_LOGS} in ${codeTool}.`,
+    (codeTool === null ? `Then poll ${SHELL_LOGS} for its output.` : `Then poll ${SHELL_LOGS} in ${codeTool}.`),
   input: ShellBackgroundInput,
   result: ShellBackgroundResult,
   call: [P.commands],

@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox'
 import { defineTool } from './descriptor.ts'
 import { P, SHELL_BACKGROUND, SHELL_RUN } from './names.ts'
-import { Commands, Cwd, Exact, ExitCode, Note } from './schema-parts.ts'
+import { Changes, Commands, Cwd, Exact, ExitCode, Note } from './schema-parts.ts'
 
 // input
 export const ShellRunInput = Type.Object(
@@ -21,6 +21,7 @@ export const ShellRunCommandResult = Exact({
   exit: ExitCode(),
   duration_ms: Type.Integer({ minimum: 0 }),
   timed_out: Type.Boolean({ description: 'The host bound stopped this command.' }),
+  changes: Changes('What this line, and everything it started, changed on disk.'),
   note: Note(),
 })
 export type ShellRunCommandResult = Static<typeof ShellRunCommandResult>
@@ -43,9 +44,11 @@ export const shellRun = defineTool({
   name: SHELL_RUN,
   title: 'Run shell commands',
   describe: ({ codeTool }) =>
-    `Run \`${P.commands}\` as bash lines in order, each with its own exit, stdout and stderr; a failing line does not stop the rest. ` +
+    `Run \`${P.commands}\` as bash lines in order, each with its own exit, stdout, stderr and what it changed on disk; a failing line does not stop the rest. ` +
     `Long or interactive work goes to ${SHELL_BACKGROUND}. ` +
-    `Drive it from ${codeTool}: batch the commands, read r["${P.commands}"][i]["${P.stdout}"], print only what you need.`,
+    (codeTool === null
+      ? 'Batch related lines into one call, not one call each.'
+      : `Drive it from ${codeTool}: batch the commands, read r["${P.commands}"][i]["${P.stdout}"], print only what you need.`),
   input: ShellRunInput,
   result: ShellRunResult,
   call: [P.commands],

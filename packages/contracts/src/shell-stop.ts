@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox'
 import { defineTool } from './descriptor.ts'
 import { P, SHELL_STOP } from './names.ts'
-import { Exact, ExitCode, Note, ShellId, Status } from './schema-parts.ts'
+import { Changes, Exact, ExitCode, Note, ShellId, Status } from './schema-parts.ts'
 
 // input
 export const ShellStopInput = Type.Object({ [P.id]: ShellId() }, { additionalProperties: false })
@@ -12,6 +12,7 @@ export const ShellStopResult = Exact({
   id: Type.String(),
   status: Status(),
   exit: ExitCode(),
+  changes: Changes('What the shell, and everything it started, changed on disk since it started.'),
   note: Note(),
 })
 export type ShellStopResult = Static<typeof ShellStopResult>

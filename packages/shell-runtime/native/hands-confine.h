@@ -132,6 +132,14 @@ long install_filter(int is_supervised, unsigned flags);
 #define FILTER_PROCESSES 1  /* calls that name another process: supervised, or refused */
 #define FILTER_SIGNALS 2    /* the signal calls too (Landlock below ABI 6 does not scope them) */
 #define FILTER_NO_NETWORK 4 /* sockets other than UNIX and netlink refused */
+#define FILTER_EFFECTS 8    /* calls that change the filesystem notify the supervisor (recorded, then go on) */
+
+/* A call that changes the filesystem: its number, and where its arguments are (see seccomp.c). */
+struct effect_call {
+  int nr;
+  signed char path, dirfd, path2, dirfd2, flags;
+};
+const struct effect_call *effect_call(__u32 arch, int nr);
 
 /* What a supervised call does, from its table and number: which argument names the target. */
 enum {
@@ -145,6 +153,7 @@ enum {
   KIND_TARGET_ARG0,  /* tkill(tid, ...), rt_sigqueueinfo(tgid, ...) */
   KIND_TARGET_ARG1,  /* tgkill(tgid, tid, ...), rt_tgsigqueueinfo(tgid, tid, ...) */
   KIND_SETOWN,       /* fcntl(fd, F_SETOWN, pid): pid < 0 names a process group */
+  KIND_EFFECT,       /* a call that changes the filesystem (effects.c records it) */
 };
 int supervised_kind(__u32 arch, int nr);
 
@@ -158,6 +167,8 @@ struct relay {
   int status_fd;
   /* In: the job will install a supervised seccomp filter and send the relay its listener. */
   int is_supervised;
+  /* In: where the relay records what the job changes on disk (effects.c), or null. */
+  const char *effects_file;
   /* Out, in the job: where to send the listener (send_listener), or -1. */
   int channel;
   /* Out, in the job: the job must join its cgroup itself (write cgroup.procs). */
@@ -169,6 +180,17 @@ struct relay {
 int start_relayed(struct relay *r);
 /* Send the seccomp listener to the relay. */
 void send_listener(int channel, int listener);
+
+/* ---- effects.c: what a job changes on disk ------------------------------------------------- */
+/* Open the record (before the job runs); 0, or -errno. */
+int effects_open(const char *file);
+/* Record the paths a call that changes the filesystem names (from the caller's memory), first seen only. */
+void effects_record(long pid, __u32 arch, int nr, const u64 *args);
+/* Write what is buffered; true when something waits to be written. */
+void effects_flush(void);
+int effects_dirty(void);
+/* Write the rest and close (`is_observed` false: the job ran without the supervisor). */
+void effects_close(int is_observed);
 
 /* ---- peer.c: who is on the other end of a UNIX socket --------------------------------------- */
 __attribute__((noreturn)) void print_peer(int fd);

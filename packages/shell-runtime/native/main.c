@@ -12,7 +12,8 @@
  *   --cgroup FILE        start the job inside the cgroup whose cgroup.procs is FILE, as a child of
  *   --seccomp            this process, which stays as its relay (relay.c): it passes signals on,
  *   --status-fd N        answers the seccomp supervisor's questions, reaps the orphans of the tree
- *                        and ends as the job ended (reporting that on N first, with --status-fd);
+ *   --effects FILE       and ends as the job ended (reporting that on N first, with --status-fd);
+ *                        with --effects it records in FILE every path the job changes (effects.c);
  *
  * then, in the job:
  *
@@ -213,7 +214,7 @@ static int cgroup_dir_of(const char *procs) {
 __attribute__((noreturn)) static void usage(const char *why) {
   put("hands-confine: "), put(why);
   put("\nusage: hands-confine [--probe] [--peer] [--tcp-peer SERVER CLIENT] [--oom-score-adj N] [--cgroup FILE] [--status-fd N] [--keep-fd N]... [--seccomp] "
-      "[--no-supervisor] [--drop-caps] [--seccomp-basic] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
+      "[--effects FILE] [--no-supervisor] [--drop-caps] [--seccomp-basic] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
       "[--scope] [--own-tty] [--ruleset-from STAMP]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n"
       "       hands-confine --keep STAMP POLICY...\n");
   flush(2);
@@ -261,7 +262,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
   int argc = (int)sp[0];
   char **argv = (char **)(sp + 1);
   char **envp = argv + argc + 1;
-  const char *cgroup = 0, *argv0 = 0, *expect_cwd = 0, *ruleset_from = 0, *keep_file = 0;
+  const char *cgroup = 0, *argv0 = 0, *expect_cwd = 0, *ruleset_from = 0, *keep_file = 0, *effects_file = 0;
   const char *joins[8];
   int n_joins = 0;
   int is_landlock = 0, is_seccomp = 0, is_unsupervised = 0, is_own_tty = 0, status_fd = -1, abi_max = 1 << 30;
@@ -279,7 +280,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
     int list = eq(a, "--write") ? 0 : eq(a, "--rw") ? 1 : eq(a, "--read") ? 2 : eq(a, "--list") ? 3 : -1;
     int is_policy = list >= 0 || eq(a, "--hide") || eq(a, "--abi-max");
     int is_number = eq(a, "--status-fd") || eq(a, "--keep-fd") || eq(a, "--oom-score-adj");
-    int is_valued = is_policy || is_number || eq(a, "--cgroup") || eq(a, "--join") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep");
+    int is_valued = is_policy || is_number || eq(a, "--cgroup") || eq(a, "--join") || eq(a, "--effects") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep");
     if (eq(a, "--probe")) probe();
     else if (eq(a, "--peer")) print_peer(0);
     else if (eq(a, "--tcp-peer")) {
@@ -309,6 +310,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
         if (policy.n_hides == 512) usage("too many hidden paths");
         policy.hides[policy.n_hides++] = v;
       } else if (eq(a, "--cgroup")) cgroup = v;
+      else if (eq(a, "--effects")) effects_file = v;
       else if (eq(a, "--join")) {
         if (n_joins == 8) usage("too many --join");
         joins[n_joins++] = v;
@@ -358,8 +360,8 @@ __attribute__((used, noreturn)) void start(long *sp) {
     ruleset = scope_ruleset(abi);
   }
 
-  struct relay r = {-1, status_fd, is_seccomp && !is_unsupervised, -1, cgroup != 0};
-  if (cgroup || is_seccomp || status_fd >= 0) {
+  struct relay r = {-1, status_fd, (is_seccomp && !is_unsupervised) || effects_file != 0, effects_file, -1, cgroup != 0};
+  if (cgroup || is_seccomp || status_fd >= 0 || effects_file) {
     if (cgroup) r.cgroup_dir = cgroup_dir_of(cgroup);
     if (!start_relayed(&r)) r.needs_join = cgroup != 0;
   }
@@ -376,7 +378,8 @@ __attribute__((used, noreturn)) void start(long *sp) {
     /* Below Landlock ABI 6 the supervisor answers for signals too (refusing them all would break
      * every `kill` of the job's own processes). */
     unsigned flags = FILTER_PROCESSES | (policy.is_no_network ? FILTER_NO_NETWORK : 0);
-    long listener = r.channel >= 0 ? install_filter(1, flags | (is_landlock && abi < 6 ? FILTER_SIGNALS : 0)) : -1;
+    unsigned supervised = flags | (is_landlock && abi < 6 ? FILTER_SIGNALS : 0) | (effects_file != 0 ? FILTER_EFFECTS : 0);
+    long listener = r.channel >= 0 ? install_filter(1, supervised) : -1;
     if (listener >= 0) {
       send_listener(r.channel, (int)listener);
       sys(__NR_close, listener, 0, 0);
@@ -385,6 +388,19 @@ __attribute__((used, noreturn)) void start(long *sp) {
        * start): the calls it would have answered are refused instead. */
       long s = install_filter(0, flags);
       if (s != 0) die("cannot install the seccomp filter", 0, s);
+    }
+  }
+  if (effects_file && !is_seccomp && r.channel >= 0) {
+    /* Only the record of what the job changes (bubblewrap's outer stage, or unconfined as root,
+     * where no_new_privs is not needed): a filter that asks about nothing else. */
+    long listener = install_filter(1, FILTER_EFFECTS);
+    if (listener == -13 /* EACCES: neither no_new_privs nor CAP_SYS_ADMIN */) {
+      sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
+      listener = install_filter(1, FILTER_EFFECTS);
+    }
+    if (listener >= 0) {
+      send_listener(r.channel, (int)listener);
+      sys(__NR_close, listener, 0, 0);
     }
   }
   if (is_seccomp_basic) {

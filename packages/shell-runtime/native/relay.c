@@ -77,6 +77,8 @@ static unsigned long signal_bit(int sig) {
 
 static long relay_pid;
 static long job_pid;
+/* True once the job's listener came: its calls were seen. */
+static int is_observed;
 
 /* ---- the supervisor's question: is this process in the job's tree? --------------------------- */
 
@@ -152,11 +154,20 @@ static long decide(const struct seccomp_notif *req) {
 }
 
 /* Answer one notification. The call's arguments are integers in registers, so letting it go on
- * (CONTINUE) runs it with exactly what was checked. */
+ * (CONTINUE) runs it with exactly what was checked. A call that changes the filesystem is
+ * recorded (its paths read from the caller's memory first) and goes on. */
 static void supervise(int listener) {
   struct seccomp_notif req;
   memset(&req, 0, sizeof req);
   if (sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return;
+  if (supervised_kind(req.data.arch, req.data.nr) == KIND_EFFECT) {
+    effects_record((long)req.pid, req.data.arch, req.data.nr, (const u64 *)req.data.args);
+    struct seccomp_notif_resp go;
+    memset(&go, 0, sizeof go);
+    go.id = req.id, go.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_SEND, &go);
+    return;
+  }
   long err = decide(&req);
   struct seccomp_notif_resp resp;
   memset(&resp, 0, sizeof resp);
@@ -202,6 +213,7 @@ static void report(int fd, int status) {
 
 /* Exit with the job's code, or die by the signal that killed it (128 + N if it is not fatal). */
 __attribute__((noreturn)) static void finish(int status) {
+  effects_close(is_observed);
   int sig = status & 0x7f;
   if (sig == 0) quit((status >> 8) & 0xff);
   /* Not dumpable first: the job dumped its core if it was to, and the relay adds none. Only that
@@ -223,12 +235,21 @@ __attribute__((noreturn)) static void relay(int sfd, int channel, int status_fd)
     fds[k++] = (struct poll_fd){sfd, 1 /* POLLIN */, 0};
     if (channel >= 0) fds[k++] = (struct poll_fd){channel, 1, 0};
     if (listener >= 0) fds[k++] = (struct poll_fd){listener, 1, 0};
-    long r = sys6(__NR_ppoll, (long)fds, k, 0, 0, 8, 0);
+    /* While a change waits to be written, wake within 100 ms to write it (a reader may be waiting). */
+    struct {
+      long sec, nsec;
+    } soon = {0, 100000000};
+    long r = sys6(__NR_ppoll, (long)fds, k, effects_dirty() ? (long)&soon : 0, 0, 8, 0);
     if (r < 0 && r != -EINTR_NR) quit(125);
+    if (r == 0) {
+      effects_flush();
+      continue;
+    }
     for (int i = 1; i < k; i++) {
       if (fds[i].revents == 0) continue;
       if (fds[i].fd == channel) {
         listener = receive_listener(channel);
+        is_observed = listener >= 0;
         sys(__NR_close, channel, 0, 0);
         channel = -1;
       } else if (fds[i].fd == listener) {
@@ -322,6 +343,8 @@ int start_relayed(struct relay *r) {
     return 1;
   }
   job_pid = child;
+  /* The job waits on its first recorded call until the relay answers, which it does only after this. */
+  if (r->effects_file != 0 && effects_open(r->effects_file) != 0) effects_close(0);
   if (r->cgroup_dir >= 0) sys(__NR_close, r->cgroup_dir, 0, 0);
   if (pair[1] >= 0) sys(__NR_close, pair[1], 0, 0);
   if (r->status_fd >= 0) {

@@ -47,6 +47,116 @@ static const struct table i386 = {
 };
 #endif
 
+/* ---- calls that change the filesystem (recorded by the relay when effects are observed) --------- */
+
+#ifndef __NR_open
+#define __NR_open -1
+#define __NR_creat -1
+#define __NR_unlink -1
+#define __NR_rename -1
+#define __NR_mkdir -1
+#define __NR_rmdir -1
+#define __NR_symlink -1
+#define __NR_link -1
+#define __NR_mknod -1
+#endif
+#ifndef __NR_renameat
+#define __NR_renameat -1
+#endif
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+#ifndef __NR_chmod
+#define __NR_chmod -1
+#define __NR_chown -1
+#define __NR_lchown -1
+#define __NR_utime -1
+#define __NR_utimes -1
+#define __NR_futimesat -1
+#endif
+/* Numbered alike in every table since 5.x (asm-generic). */
+#define NR_FCHMODAT2 452
+#define NR_SETXATTRAT 463
+#define NR_REMOVEXATTRAT 466
+
+/* Argument positions of a call that changes the filesystem (-1: none; a dirfd of -1 means the
+ * working directory): the path it changes, a second one (a rename's destination), and where
+ * open's flags are (such a call changes nothing unless they ask to write or create). A call with
+ * no path argument (fchmod) changes the entry its descriptor, in the dirfd position, names. */
+#define CALL(nr, path, dirfd, path2, dirfd2, flags) {nr, path, dirfd, path2, dirfd2, flags}
+static const struct effect_call native_calls[] = {
+  CALL(__NR_open, 0, -1, -1, -1, 1),
+  CALL(__NR_openat, 1, 0, -1, -1, 2),
+  CALL(__NR_openat2, 1, 0, -1, -1, -2 /* in struct open_how */),
+  CALL(__NR_creat, 0, -1, -1, -1, -1),
+  CALL(__NR_unlink, 0, -1, -1, -1, -1),
+  CALL(__NR_unlinkat, 1, 0, -1, -1, -1),
+  CALL(__NR_rename, 0, -1, 1, -1, -1),
+  CALL(__NR_renameat, 1, 0, 3, 2, -1),
+  CALL(__NR_renameat2, 1, 0, 3, 2, -1),
+  CALL(__NR_mkdir, 0, -1, -1, -1, -1),
+  CALL(__NR_mkdirat, 1, 0, -1, -1, -1),
+  CALL(__NR_rmdir, 0, -1, -1, -1, -1),
+  CALL(__NR_symlink, 1, -1, -1, -1, -1),
+  CALL(__NR_symlinkat, 2, 1, -1, -1, -1),
+  CALL(__NR_link, 1, -1, -1, -1, -1),
+  CALL(__NR_linkat, 3, 2, -1, -1, -1),
+  CALL(__NR_truncate, 0, -1, -1, -1, -1),
+  CALL(__NR_mknod, 0, -1, -1, -1, -1),
+  CALL(__NR_mknodat, 1, 0, -1, -1, -1),
+  CALL(__NR_chmod, 0, -1, -1, -1, -1),
+  CALL(__NR_fchmod, -1, 0, -1, -1, -1),
+  CALL(__NR_fchmodat, 1, 0, -1, -1, -1),
+  CALL(NR_FCHMODAT2, 1, 0, -1, -1, -1),
+  CALL(__NR_chown, 0, -1, -1, -1, -1),
+  CALL(__NR_lchown, 0, -1, -1, -1, -1),
+  CALL(__NR_fchown, -1, 0, -1, -1, -1),
+  CALL(__NR_fchownat, 1, 0, -1, -1, -1),
+  CALL(__NR_utime, 0, -1, -1, -1, -1),
+  CALL(__NR_utimes, 0, -1, -1, -1, -1),
+  CALL(__NR_futimesat, 1, 0, -1, -1, -1),
+  CALL(__NR_utimensat, 1, 0, -1, -1, -1),
+  CALL(__NR_setxattr, 0, -1, -1, -1, -1),
+  CALL(__NR_lsetxattr, 0, -1, -1, -1, -1),
+  CALL(__NR_fsetxattr, -1, 0, -1, -1, -1),
+  CALL(NR_SETXATTRAT, 1, 0, -1, -1, -1),
+  CALL(__NR_removexattr, 0, -1, -1, -1, -1),
+  CALL(__NR_lremovexattr, 0, -1, -1, -1, -1),
+  CALL(__NR_fremovexattr, -1, 0, -1, -1, -1),
+  CALL(NR_REMOVEXATTRAT, 1, 0, -1, -1, -1),
+};
+#if defined(__x86_64__)
+static const struct effect_call i386_calls[] = {
+  CALL(5, 0, -1, -1, -1, 1),     CALL(295, 1, 0, -1, -1, 2),   CALL(437, 1, 0, -1, -1, -2), CALL(8, 0, -1, -1, -1, -1),
+  CALL(10, 0, -1, -1, -1, -1),   CALL(301, 1, 0, -1, -1, -1),  CALL(38, 0, -1, 1, -1, -1),  CALL(302, 1, 0, 3, 2, -1),
+  CALL(353, 1, 0, 3, 2, -1),     CALL(39, 0, -1, -1, -1, -1),  CALL(296, 1, 0, -1, -1, -1), CALL(40, 0, -1, -1, -1, -1),
+  CALL(83, 1, -1, -1, -1, -1),   CALL(304, 2, 1, -1, -1, -1),  CALL(9, 1, -1, -1, -1, -1),  CALL(303, 3, 2, -1, -1, -1),
+  CALL(92, 0, -1, -1, -1, -1),   CALL(193, 0, -1, -1, -1, -1), CALL(14, 0, -1, -1, -1, -1), CALL(297, 1, 0, -1, -1, -1),
+  /* chmod fchmod fchmodat fchmodat2; chown lchown fchown (16-bit ids), their 32-bit forms, fchownat */
+  CALL(15, 0, -1, -1, -1, -1),   CALL(94, -1, 0, -1, -1, -1),  CALL(306, 1, 0, -1, -1, -1), CALL(452, 1, 0, -1, -1, -1),
+  CALL(182, 0, -1, -1, -1, -1),  CALL(16, 0, -1, -1, -1, -1),  CALL(95, -1, 0, -1, -1, -1), CALL(212, 0, -1, -1, -1, -1),
+  CALL(198, 0, -1, -1, -1, -1),  CALL(207, -1, 0, -1, -1, -1), CALL(298, 1, 0, -1, -1, -1),
+  /* utime utimes futimesat utimensat utimensat_time64 */
+  CALL(30, 0, -1, -1, -1, -1),   CALL(271, 0, -1, -1, -1, -1), CALL(299, 1, 0, -1, -1, -1), CALL(320, 1, 0, -1, -1, -1),
+  CALL(412, 1, 0, -1, -1, -1),
+  /* setxattr lsetxattr fsetxattr setxattrat removexattr lremovexattr fremovexattr removexattrat */
+  CALL(226, 0, -1, -1, -1, -1),  CALL(227, 0, -1, -1, -1, -1), CALL(228, -1, 0, -1, -1, -1), CALL(463, 1, 0, -1, -1, -1),
+  CALL(235, 0, -1, -1, -1, -1),  CALL(236, 0, -1, -1, -1, -1), CALL(237, -1, 0, -1, -1, -1), CALL(466, 1, 0, -1, -1, -1),
+};
+#endif
+#define N_CALLS(a) (int)(sizeof a / sizeof a[0])
+
+const struct effect_call *effect_call(__u32 arch, int nr) {
+  const struct effect_call *calls = arch == native.arch ? native_calls : 0;
+  int n_calls = N_CALLS(native_calls);
+#if defined(__x86_64__)
+  if (arch == i386.arch) calls = i386_calls, n_calls = N_CALLS(i386_calls);
+#endif
+  for (int k = 0; calls != 0 && k < n_calls; k++)
+    if (calls[k].nr == nr && nr >= 0) return &calls[k];
+  return 0;
+}
+
 /* What the supervisor is told about a call, by its number in the caller's table (relay.c). */
 int supervised_kind(__u32 arch, int nr) {
   const struct table *t = arch == native.arch ? &native : 0;
@@ -63,6 +173,7 @@ int supervised_kind(__u32 arch, int nr) {
   if (nr == t->tkill || nr == t->rt_sigqueueinfo) return KIND_TARGET_ARG0;
   if (nr == t->tgkill || nr == t->rt_tgsigqueueinfo) return KIND_TARGET_ARG1;
   if (nr == t->fcntl || nr == t->fcntl64) return KIND_SETOWN;
+  if (effect_call(arch, nr) != 0) return KIND_EFFECT;
   return KIND_NONE;
 }
 
@@ -76,7 +187,7 @@ int supervised_kind(__u32 arch, int nr) {
  * path to an allowed call are what each job start pays.
  */
 
-static struct sock_filter prog[512];
+static struct sock_filter prog[1024];
 static int n;
 static int overflow;
 
@@ -107,7 +218,11 @@ enum body {
   BODY_SETOWN,       /* F_SETOWN: `value`; F_SETOWN_EX: refused; else go on */
   BODY_IOCTL_OWNER,  /* FIOSETOWN, SIOCSPGRP: refused; else go on */
   BODY_SOCKET,       /* UNIX and netlink only */
+  BODY_WRITE_FLAGS,  /* `value` when argument `arg` (open's flags) asks to write or create; else go on */
 };
+
+/* The flags that make an open change the filesystem: O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, __O_TMPFILE. */
+#define WRITE_FLAGS (01 | 02 | 0100 | 01000 | 020000000)
 
 struct rule {
   int nr;
@@ -117,7 +232,7 @@ struct rule {
   int ja; /* the jump to the body in the search tree, patched once bodies are laid out */
 };
 
-static struct rule rules[64];
+static struct rule rules[128];
 static int n_rules;
 
 static void rule(int nr, enum body body, int arg, __u32 value) {
@@ -182,6 +297,12 @@ static void body(const struct rule *r) {
       RET(ALLOW);
       RET(ERRNO(1));
       return;
+    case BODY_WRITE_FLAGS:
+      LD(ARG_LO(r->arg));
+      emit(BPF_JMP | BPF_JSET | BPF_K, WRITE_FLAGS, 0, 1);
+      RET(action);
+      RET(ALLOW);
+      return;
     case BODY_SOCKET: /* socket(domain, type, protocol) */
       LD(ARG_LO(0));
       JEQ(1 /* AF_UNIX */, 1, 0);
@@ -207,6 +328,15 @@ static void collect(const struct table *t, __u32 action, unsigned flags) {
   if (flags & FILTER_NO_NETWORK) {
     rule(t->socket, BODY_SOCKET, 0, 0);
     rule(t->socketcall, BODY_RETURN, 0, ERRNO(13));
+  }
+  if (flags & FILTER_EFFECTS) {
+    const struct effect_call *calls = t == &native ? native_calls : 0;
+    int n_calls = N_CALLS(native_calls);
+#if defined(__x86_64__)
+    if (t == &i386) calls = i386_calls, n_calls = N_CALLS(i386_calls);
+#endif
+    for (int k = 0; calls != 0 && k < n_calls; k++)
+      rule(calls[k].nr, calls[k].flags >= 0 ? BODY_WRITE_FLAGS : BODY_RETURN, calls[k].flags, SECCOMP_RET_USER_NOTIF);
   }
   if (!(flags & FILTER_PROCESSES)) goto sort;
   rule(t->prlimit64, BODY_PRLIMIT, 0, action);

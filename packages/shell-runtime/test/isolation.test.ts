@@ -54,7 +54,8 @@ describe('secrets and isolation', () => {
   it('(off) a command can read the server environment, and the note says so', async () => {
     const entry = serverEntry()
     const { rt } = makeRuntime({ confine: 'off' })
-    const r = await rt.shell_run({ commands: [`tr '\\0' '\\n' < /proc/$PPID/environ`] })
+    // Its parent is the helper's relay (whose environment is the command's); the server is further up.
+    const r = await rt.shell_run({ commands: [READ_ANCESTORS] })
     expect(r.commands[0]?.stdout.split('\n')).toContain(entry)
     expect(r.commands[0]?.note).toContain("read the server's environment")
   })

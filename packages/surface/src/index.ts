@@ -9,6 +9,18 @@ export {
   type SurfaceOptions,
 } from './session.ts'
 export { failure, type CallOutcome } from './outcome.ts'
+// The contract types a consumer writes against, so an app needs no second install for them.
+export type {
+  Effect,
+  ErrorCode,
+  ErrorEnvelope,
+  PromptProse,
+  ToolAnnotations,
+  ToolDescriptor,
+  ToolInput,
+  ToolName,
+  ToolResult,
+} from '@hands/contracts'
 export type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmDecline, ConfirmHook, ConfirmRequest, ConfirmTarget } from './hooks.ts'
 export type { PathAccess, PathGate } from '@hands/fs-runtime'
 export type { LoginEnvironment, ShellResource } from '@hands/shell-runtime'

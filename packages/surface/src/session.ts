@@ -4,7 +4,6 @@ import {
   SHELL_TOGGLE,
   checkInput,
   describeTool,
-  explainIssues,
   isToolName,
   renderPrompt,
   toErrorEnvelope,
@@ -37,7 +36,7 @@ import {
   type ShellWatcher,
 } from '@hands/shell-runtime'
 import type { AfterCallHook, BeforeCallHook, CallInfo, ConfirmHook } from './hooks.ts'
-import { failure, type CallOutcome } from './outcome.ts'
+import { failure, invalidInput, type CallOutcome } from './outcome.ts'
 
 /** Host settings for one session, the shell runtime's disk and memory limits among them. None of them is ever a tool parameter. */
 export interface SurfaceOptions extends ShellLimits {
@@ -49,8 +48,8 @@ export interface SurfaceOptions extends ShellLimits {
   roots?: string[]
   /** Host toggles. `shell: false` removes all five shell tools (default on). */
   toggles?: { shell?: boolean }
-  /** The harness's code tool, named in descriptions and prompt prose (default `python_execution`). */
-  codeTool?: string
+  /** The harness's code tool, named in descriptions and prompt prose (default `python_execution`); null when it has none, and no sentence names one. */
+  codeTool?: string | null
   /** shell_run's safety bound per call, in ms (default 120000). */
   runBoundMs?: number
   /** Bytes of head and of tail kept per stream by shell_run (default 16 KiB each). */
@@ -70,6 +69,8 @@ export interface SurfaceOptions extends ShellLimits {
   denyRead?: string[]
   /** The network for commands (default true); false gives them none (no socket but UNIX ones under Landlock, a network namespace of their own under bubblewrap). */
   network?: boolean
+  /** Report what each command changes on disk (default true); false leaves the observer out, and results say so. */
+  changes?: boolean
   /** Memory all of a session's commands may use together, in bytes (a cgroup; see docs/confinement.md). */
   memoryLimit?: number
   /** Processes all of a session's commands may have at once (a cgroup). */
@@ -164,21 +165,27 @@ export function enabledContracts(options: Pick<SurfaceOptions, 'toggles'> = {}):
   return CONTRACTS.filter((c) => c.toggle !== SHELL_TOGGLE || isShell) as readonly ToolContract[]
 }
 
+/** The code tool prose names: the host's (null for none), else the default. */
+export function codeToolOf(codeTool: string | null | undefined): string | null {
+  return codeTool === undefined ? CODE_TOOL : codeTool
+}
+
 /** Descriptors of the enabled tools with prose for the host's code tool, without starting any runtime. */
 export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool'> = {}): ToolDescriptor[] {
-  const prose = { codeTool: options.codeTool ?? CODE_TOOL }
+  const prose = { codeTool: codeToolOf(options.codeTool) }
   return enabledContracts(options).map((c) => describeTool(c, prose))
 }
 
 /** The confinement options of the shell runtime, from the surface's. */
 export function shellConfinement(
   options: SurfaceOptions,
-): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network' | 'memoryLimit' | 'processLimit' | 'privateDirs'> {
+): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network' | 'changes' | 'memoryLimit' | 'processLimit' | 'privateDirs'> {
   return {
     ...(options.confine !== undefined ? { confine: options.confine } : {}),
     ...(options.allowWrite ? { allowWrite: options.allowWrite } : {}),
     ...(options.denyRead ? { denyRead: options.denyRead } : {}),
     ...(options.network !== undefined ? { network: options.network } : {}),
+    ...(options.changes !== undefined ? { changes: options.changes } : {}),
     ...(options.memoryLimit !== undefined ? { memoryLimit: options.memoryLimit } : {}),
     ...(options.processLimit !== undefined ? { processLimit: options.processLimit } : {}),
     ...(options.privateDirs ? { privateDirs: options.privateDirs } : {}),
@@ -426,10 +433,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
       })
     }
     const checked = checkInput(contract, input)
-    if (!checked.ok) {
-      const { message, hint } = explainIssues(checked.issues)
-      return failure(name, { code: 'invalid_input', message: `${name}: ${message}`, hint, is_preflight: true })
-    }
+    if (!checked.ok) return invalidInput(name, checked.issues)
     if (current.roots.length === 0) return failure(name, NO_ROOT)
     const info: CallInfo = { tool: name, input: checked.value as Record<string, unknown>, effect: contract.effect }
     const started = performance.now()
@@ -471,7 +475,7 @@ export function createSurface(options: SurfaceOptions = {}): Session {
 
   return {
     tools,
-    prompt: renderPrompt({ codeTool: options.codeTool ?? CODE_TOOL, isShell }),
+    prompt: renderPrompt({ codeTool: codeToolOf(options.codeTool), isShell }),
     get roots() {
       return current.roots
     },

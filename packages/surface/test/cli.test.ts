@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describeConfinement } from '@hands/shell-runtime'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -94,6 +94,29 @@ describe('hands CLI', () => {
     expect(flags.stdout).toContain('1 --allow-write path')
     expect(flags.stdout).toContain('1 --deny-read path')
     expect(flags.stdout).toContain('TCP bind and connect refused')
+  }, 120_000)
+
+  it('tools --code-tool none lists the descriptions for a harness without a code tool, as budgeted in generated/no-code-tool', () => {
+    const committed = (file: string) => JSON.parse(readFileSync(join(REPO, 'generated', 'no-code-tool', file), 'utf8'))
+    const budget = committed('budget.json') as { total: { tokens: number }; tools: Array<{ name: string; tokens: number }> }
+    const r = hands(['tools', '--code-tool', 'none'])
+    expect(r.code).toBe(0)
+    const lines = r.stdout.split('\n')
+    for (const t of budget.tools)
+      expect(
+        lines.some((l) => new RegExp(`^${t.name}\\s+${t.tokens}\\s`).test(l)),
+        t.name,
+      ).toBe(true)
+    expect(r.stdout).toMatch(
+      new RegExp(`^total\\s+${budget.total.tokens}\\s+10 of 10 tools, o200k_base tokens, descriptions for a harness without a code tool$`, 'm'),
+    )
+    expect(hands(['tools']).stdout).toMatch(/^total\s+\d+\s+10 of 10 tools, o200k_base tokens, descriptions naming the code tool python_execution$/m)
+    const json = hands(['tools', '--code-tool', 'none', '--format', 'openai'])
+    expect(JSON.parse(json.stdout)).toEqual(committed('api/openai.json').tools)
+    expect(json.stdout).not.toContain('python_execution')
+    const empty = hands(['tools', '--code-tool', ''])
+    expect(empty.code).toBe(2)
+    expect(empty.stderr).toContain('--code-tool takes a tool name, or none for a harness without one')
   }, 120_000)
 
   it('tools --format anthropic prints the API definitions', () => {

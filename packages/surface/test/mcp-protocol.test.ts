@@ -108,6 +108,9 @@ describe('MCP answers as the spec words them', () => {
     expect(text).toContain('## js_exec description')
     const byDefault = await c.client.getPrompt({ name: 'hands_routing' })
     expect((byDefault.messages[0]!.content as { text: string }).text).toContain('`python_execution`')
+    const none = (await c.client.getPrompt({ name: 'hands_routing', arguments: { code_tool: 'none' } })).messages[0]!.content as { text: string }
+    expect(none.text).toContain('then poll `shell_logs`; no tool waits for you.')
+    expect(none.text).not.toMatch(/python_execution|none|description\n/)
     await expect(c.client.getPrompt({ name: 'nope' })).rejects.toMatchObject({ code: -32602 })
     await expect(c.client.getPrompt({ name: 'hands_routing', arguments: { code_tool: 'a b`' } })).rejects.toMatchObject({ code: -32602 })
 

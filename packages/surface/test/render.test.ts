@@ -2,13 +2,25 @@ import { describe, expect, it } from 'vitest'
 import { checkResult, contractOf, type ToolName } from '@hands/contracts'
 import { renderError, renderResult } from '@hands/surface'
 
+/** What a command that changed nothing on disk reports. */
+const UNCHANGED = {
+  created: [],
+  modified: [],
+  deleted: [],
+  renamed: [],
+  counts: { created: 0, modified: 0, deleted: 0, renamed: 0 },
+  outside_roots: 0,
+  is_complete: true,
+  note: null,
+}
+
 /** A sample result per tool, checked against its contract so the renderer is fed real shapes. */
 const SAMPLES: { [N in ToolName]?: unknown } = {
   shell_run: {
     cwd: '/w/src',
     commands: [
-      { command: 'echo hi', stdout: 'hi\n', stderr: '', exit: 0, duration_ms: 3, timed_out: false, note: null },
-      { command: 'make', stdout: '', stderr: 'boom\n', exit: 2, duration_ms: 40, timed_out: false, note: 'stage 1 of the pipeline failed' },
+      { command: 'echo hi', stdout: 'hi\n', stderr: '', exit: 0, duration_ms: 3, timed_out: false, changes: UNCHANGED, note: null },
+      { command: 'make', stdout: '', stderr: 'boom\n', exit: 2, duration_ms: 40, timed_out: false, changes: UNCHANGED, note: 'stage 1 of the pipeline failed' },
     ],
     exit: 2,
     duration_ms: 45,
@@ -28,7 +40,7 @@ const SAMPLES: { [N in ToolName]?: unknown } = {
     is_waiting_for_input: true,
   },
   shell_type: { id: 'py', text: 'print(1)', is_enter: true, status: 'running' },
-  shell_stop: { id: 'npm', status: 'stopped', exit: 143, note: 'killed by SIGTERM' },
+  shell_stop: { id: 'npm', status: 'stopped', exit: 143, changes: UNCHANGED, note: 'killed by SIGTERM' },
   copy: { src: 'a.txt', dest: 'b.txt' },
   move: { src: 'a.txt', dest: 'sub/a.txt' },
   delete: {

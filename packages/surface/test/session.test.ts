@@ -39,6 +39,16 @@ describe('createSurface', () => {
     expect(session.prompt.executionLine).toContain('`run_js`')
   })
 
+  it('with codeTool null, names no code tool in any description or prompt line, and gives no code-tool paragraph', () => {
+    const { session } = open({ codeTool: null })
+    const text = [...session.tools.map((t) => t.description), session.prompt.executionLine, session.prompt.batchLine].join('\n')
+    expect(text).not.toContain('python_execution')
+    expect(text).not.toMatch(/\bnull\b/)
+    expect(session.tools[0]?.description).toMatch(/Batch related lines into one call, not one call each\.$/)
+    expect(session.prompt.executionLine).toBe('- Long-running work: `shell_background`, then poll `shell_logs`; no tool waits for you.')
+    expect(session.prompt.codeToolParagraph).toBeNull()
+  })
+
   it('returns unknown_tool with the list of tools for a name that does not exist', async () => {
     const outcome = await open().session.call('shell', { commands: ['true'] })
     expect(outcome).toMatchObject({ ok: false, error: { tool: 'shell', code: 'unknown_tool', is_preflight: true } })

@@ -72,6 +72,7 @@ export function bwrapConfiner(input: {
     policy,
     summary: summary.join('\n'),
     unconfinedNote: null,
+    unobservedWhy: input.seccomp === 'supervised' ? null : 'not observed: the kernel gives no seccomp supervisor here',
     tmpDir: tmpInside,
     settleMs: 200,
     keeper: null,

@@ -4,7 +4,7 @@ import { bwrapConfiner } from './bwrap.ts'
 import { CLOSE_FDS_VAR, hasRelay, jobArgs, STATUS_FD, type Confiner, type ConfineMode, type JobSpec, type Launch } from './confiner.ts'
 import { landlockConfiner } from './landlock.ts'
 import { isUnder, type ConfinePolicy } from './policy.ts'
-import { copyHelper, packageDir, probe, type Probe } from './probe.ts'
+import { copyHelper, helperPath, packageDir, probe, type Probe } from './probe.ts'
 
 /**
  * Commands run as the user, unconfined. The helper (when built) still starts each job: it joins
@@ -22,6 +22,14 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
       "they can write anywhere the user can, read every secret store and the server's environment (/proc/PID/environ), signal any of the user's processes and leave their cgroup",
     ].join('\n'),
     unconfinedNote: `Ran unconfined (${input.reason}): it could write outside the roots and read the server's environment.`,
+    // Seeing a job's calls takes a seccomp filter: root may install one; anyone else would need
+    // no_new_privs, which would stop sudo and every other setuid program of an unconfined command.
+    unobservedWhy:
+      helper === null
+        ? 'not observed: the confinement helper is not built'
+        : process.getuid?.() !== 0
+          ? 'not observed: commands run unconfined, and seeing their calls would take no_new_privs, which stops sudo'
+          : null,
     tmpDir: policy.tmpDir,
     settleMs: 0,
     keeper: null,
@@ -59,7 +67,18 @@ const installHelper = (helper: string, spoolDir: string) => copyHelper(helper, s
  * unconfined with the reason. An explicit `landlock` or `bwrap` that cannot work here throws
  * (a host configuration error); `off` never probes.
  */
-export function chooseConfiner(input: {
+export function chooseConfiner(input: Parameters<typeof pick>[0] & { isChanges: boolean }): Confiner {
+  const picked = pick(input)
+  // The host may leave the observer out (options.changes false): no job gets the filter then.
+  const chosen = input.isChanges ? picked : { ...picked, unobservedWhy: 'not observed: the host switched the account of changes off' }
+  const changes =
+    chosen.unobservedWhy === null
+      ? "changes on disk: each command's, seen by the helper as it makes them, are in its result"
+      : `gap: what commands change on disk is not reported (${chosen.unobservedWhy.replace(/^not observed: /, '')})`
+  return { ...chosen, summary: `${chosen.summary}\n${changes}` }
+}
+
+function pick(input: {
   mode: ConfineMode
   policy: ConfinePolicy
   env: Record<string, string | undefined>
@@ -69,7 +88,13 @@ export function chooseConfiner(input: {
   cgroupMount: string | null
 }): Confiner {
   const { mode, policy, spoolDir } = input
-  if (mode === 'off') return offConfiner({ reason: 'the host switched confinement off', helper: null, policy })
+  // Off probes nothing; the helper, when built, still starts each job (its cgroup, descriptors,
+  // OOM score, reaping, and as root the record of what it changes).
+  if (mode === 'off') {
+    const built = helperPath(input.env)
+    const helper = built === null || spoolDir === null ? built : installHelper(built, spoolDir)
+    return offConfiner({ reason: 'the host switched confinement off', helper, policy })
+  }
   let found: Probe = probe({ env: input.env, bash: input.bash, isBwrapWanted: mode === 'bwrap' })
   const abi = found.landlockAbi
   const isLandlockEnough = abi > 0 && (policy.isNetwork || abi >= 4)

@@ -37,6 +37,8 @@ export interface JobSpec {
   keepFds: number[]
   /** More `cgroup.procs` files the job's first process joins (the session's cgroup v1 limits); usually none. */
   joins: string[]
+  /** Where the relay records what the job changes on disk (see effects/), or null when it is not observed. */
+  effectsFile: string | null
 }
 
 /** How to spawn a job: the program, its arguments, spawn's `cwd`, and variables the mechanism sets. */
@@ -61,7 +63,7 @@ export interface Launch {
  */
 /** True when the helper, given jobArgs(job) (and a seccomp filter or not), keeps a relay beside the job (see native/main.c). */
 export function hasRelay(job: JobSpec, isSeccomp: boolean): boolean {
-  return job.cgroupProcs !== null || job.io === 'pipes' || isSeccomp
+  return job.cgroupProcs !== null || job.io === 'pipes' || isSeccomp || job.effectsFile !== null
 }
 
 export function jobArgs(job: JobSpec): string[] {
@@ -69,6 +71,7 @@ export function jobArgs(job: JobSpec): string[] {
   if (job.cgroupProcs !== null) args.push('--cgroup', job.cgroupProcs)
   for (const file of job.joins) args.push('--join', file)
   if (job.io === 'pipes') args.push('--status-fd', String(STATUS_FD))
+  if (job.effectsFile !== null) args.push('--effects', job.effectsFile)
   for (const fd of job.keepFds) args.push('--keep-fd', String(fd))
   return args
 }
@@ -91,6 +94,8 @@ export interface Confiner {
   readonly settleMs: number
   /** True when a command may write to cgroupfs (confinement off, or a writable path covers it), so it could leave its cgroup. */
   readonly canLeaveCgroup: boolean
+  /** Why what a job changes on disk cannot be observed under this mechanism (a sentence), or null when it can. */
+  readonly unobservedWhy: string | null
   /** A process the session keeps running beside its jobs (Landlock's ruleset keeper), or null. */
   readonly keeper: { file: string; args: string[] } | null
   /** The spawn of one job. */

@@ -35,6 +35,7 @@ export function describeConfinement(options: ShellRuntimeOptions): Confinement {
     bash: o.bash ?? findBash(o.hostEnv),
     spoolDir: null,
     cgroupMount: o.tree === 'marker' ? null : (findWritableCgroup()?.mount ?? null),
+    isChanges: o.isChanges,
   })
   return { kind: confiner.kind, summary: confiner.summary }
 }

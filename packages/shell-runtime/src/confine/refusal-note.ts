@@ -48,12 +48,12 @@ export function refusalNote(confiner: Confiner, stderr: string, cwd: string): st
     for (const named of namedPaths(line)) {
       const path = isAbsolute(named) ? resolve(named) : resolve(cwd, named)
       if (hiddenHolding(policy, path) !== undefined) {
-        return `\`${path}\` is hidden from commands by the host's confinement (secret stores and --deny-read paths cannot be read).`
+        return `\`${path}\` is hidden from commands by the host's confinement (secret stores and the paths the host hides cannot be read).`
       }
       if (OTHER_GUARDS.some((g) => isUnder(g, path)) || writableHolding(policy, path) !== undefined || !hostCanWrite(path)) continue
       return (
         `The kernel refused a write to \`${path}\`: commands may write only under the allowed roots and their TMPDIR (${confiner.tmpDir})` +
-        `${policy.allowWrite.length > 0 ? ` and ${policy.allowWrite.join(', ')}` : ''}; the host can allow more with --allow-write.`
+        `${policy.allowWrite.length > 0 ? ` and ${policy.allowWrite.join(', ')}` : ''}; the host can allow more writable paths.`
       )
     }
   }

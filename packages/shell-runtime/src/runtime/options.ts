@@ -49,6 +49,11 @@ export interface ShellRuntimeOptions extends ShellLimits, SessionLimitOptions {
    * secret stores; the default attach directories are hidden whatever this says.
    */
   privateDirs?: string[]
+  /**
+   * Report what each command changes on disk (default true; see docs/effects.md). `false` leaves
+   * the observer out of every job, and each result says its changes were not observed.
+   */
+  changes?: boolean
   /** TCP for commands; `false` refuses TCP bind and connect (Landlock) or gives each command no network (bubblewrap). Default true. */
   network?: boolean
   /**
@@ -81,6 +86,7 @@ export interface ResolvedOptions extends Required<ShellLimits>, SessionLimitOpti
   denyRead: string[]
   privateDirs: string[]
   isNetwork: boolean
+  isChanges: boolean
   loginEnv: (() => Promise<LoginEnvironment>) | undefined
 }
 
@@ -97,6 +103,12 @@ function paths(name: string, value: string[] | undefined): string[] {
 function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback
   if (!Number.isInteger(value) || value < min) throw new RangeError(`${name} must be an integer ≥ ${min} (got ${value})`)
+  return value
+}
+
+function flag(name: string, value: boolean | undefined, fallback: boolean): boolean {
+  if (value === undefined) return fallback
+  if (typeof value !== 'boolean') throw new TypeError(`${name} must be true or false (got ${String(value)})`)
   return value
 }
 
@@ -131,6 +143,7 @@ export function resolveOptions(options: ShellRuntimeOptions, tmp: string): Resol
     denyRead: paths('denyRead', options.denyRead),
     privateDirs: paths('privateDirs', options.privateDirs),
     isNetwork: options.network ?? true,
+    isChanges: flag('changes', options.changes, true),
     loginEnv: options.loginEnv,
     ...(options.memoryLimit === undefined ? {} : { memoryLimit: positiveInt('memoryLimit', options.memoryLimit, 0) }),
     ...(options.processLimit === undefined ? {} : { processLimit: positiveInt('processLimit', options.processLimit, 0) }),

@@ -7,6 +7,7 @@ import { chooseConfiner } from '../confine/choose.ts'
 import { CLOSE_FDS_VAR, type Confiner, type Launch } from '../confine/confiner.ts'
 import { buildPolicy, defaultPrivateDirs } from '../confine/policy.ts'
 import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
+import { JobChanges } from '../effects/observer.ts'
 import { pickAllowed } from '../env/allowlist.ts'
 import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-env.ts'
 import { PIPESTATUS_PIPE_FD, PRELUDE } from '../process/prelude.ts'
@@ -129,6 +130,7 @@ export class Session {
         bash: this.bash,
         spoolDir: this.spoolDir,
         cgroupMount: cgroup?.mount ?? null,
+        isChanges: this.options.isChanges,
       })
       this.keeper = this.#makeKeeper(cgroup)
       try {
@@ -207,9 +209,25 @@ export class Session {
     }
     const keepFds = isPipestatus ? [PIPESTATUS_PIPE_FD] : []
     const joins = this.limits?.join ?? []
-    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd, io, keepFds, joins })
+    const effectsFile = this.effectsFile(seq)
+    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd, io, keepFds, joins, effectsFile })
     if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined || launch.env[CLOSE_FDS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
     return { launch, scriptFile }
+  }
+
+  /** Where job `seq`'s relay records what it changes on disk; null when jobs are not observed here. */
+  effectsFile(seq: number): string | null {
+    return this.confiner.unobservedWhy === null ? join(this.spoolDir, `effects-${seq}`) : null
+  }
+
+  /** The account of what job `seq` changes on disk (read from its relay's record). */
+  jobChanges(seq: number): JobChanges {
+    return new JobChanges(this.effectsFile(seq), {
+      roots: this.roots,
+      workspace: this.roots[0] as string,
+      tmpDir: this.tmpDir,
+      unobservedWhy: this.confiner.unobservedWhy,
+    })
   }
 
   /** A fresh number for spool and log file names. */

@@ -100,14 +100,18 @@ export class ScreenFilter {
     }
     switch (this.#state) {
       case GROUND:
-        return this.#ground(b)
+        this.#ground(b)
+        return
       case ESCAPE:
-        return this.#escape(b)
+        this.#escape(b)
+        return
       case ESCAPE_INTERMEDIATE:
-        return this.#escapeIntermediate(b)
+        this.#escapeIntermediate(b)
+        return
       case CSI:
       case CSI_IGNORE:
-        return this.#csi(b)
+        this.#csi(b)
+        return
       case STRING:
         if (b === 0x07 || b === 0x18 || b === 0x1a) this.#state = GROUND
         else if (b === ESC) this.#state = STRING_ESCAPE

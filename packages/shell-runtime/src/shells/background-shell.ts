@@ -5,6 +5,7 @@ import { historyRows } from '../limits/limits.ts'
 import { RotatingLog } from '../output/rotating-log.ts'
 import { Screen, type ScreenRead, type ScreenView } from '../screen/screen.ts'
 import { endingOf } from '../process/signals.ts'
+import type { JobChanges } from '../effects/observer.ts'
 import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, type StopReport } from '../tree/stop-tree.ts'
 import { TreeWatch, type TreeFacts } from './liveness.ts'
@@ -45,6 +46,8 @@ export interface BackgroundSpec {
   typeQueueBytes: number
   cols: number
   rows: number
+  /** The account of what the shell changes on disk. */
+  changes: JobChanges
 }
 
 /** How a shell is doing now, as shell_logs reports it. */
@@ -80,6 +83,8 @@ export class BackgroundShell {
   readonly startedAt: Date
   readonly logPath: string
   readonly tree: JobTree
+  /** What the shell changes on disk: since the previous read, and since it started. */
+  readonly changes: JobChanges
   #status: ShellStatus = 'running'
   #exit: number | null = null
   #signal: string | null = null
@@ -102,6 +107,7 @@ export class BackgroundShell {
     this.commands = [...spec.commands]
     this.cwd = spec.cwd
     this.tree = spec.tree
+    this.changes = spec.changes
     this.logPath = spec.logPath
     this.#screen = new Screen({
       cols: spec.cols,

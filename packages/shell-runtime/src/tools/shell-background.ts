@@ -82,6 +82,7 @@ async function start(session: Session, input: ShellBackgroundInput, held: HeldCw
       typeQueueBytes: options.typeQueueBytes,
       cols: options.cols,
       rows: options.rows,
+      changes: session.jobChanges(seq),
     })
   } catch (err) {
     tree.dispose()

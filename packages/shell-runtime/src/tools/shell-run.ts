@@ -6,6 +6,7 @@ import { refusalNote } from '../confine/refusal-note.ts'
 import { withHeldCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { refuse } from '../errors.ts'
 import type { CapturedStream } from '../output/bounded-capture.ts'
+import { NO_CHANGES } from '../effects/changes.ts'
 import { runPiped, SpawnError } from '../process/run-piped.ts'
 import { shellSignalHint } from '../process/signals.ts'
 import type { Session } from '../runtime/session.ts'
@@ -88,7 +89,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd, ca
             : stoppedBy !== null && stoppedBy.index >= 0
               ? `Not started: the host's ${seconds(options.runBoundMs)} bound stopped command ${stoppedBy.index + 1} (\`${snippet(stoppedBy.command)}\`) first. ${LONG_WORK}`
               : `Not started: the host's ${seconds(options.runBoundMs)} bound for this call had passed. ${LONG_WORK}`
-      results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
+      results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, changes: NO_CHANGES, note: why })
       streams.push(null)
       continue
     }
@@ -97,6 +98,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd, ca
     let run
     let scriptFile: string | null = null
     const isPipestatus = mayPipe(command)
+    const changes = session.jobChanges(seq)
     try {
       const start = session.launch(tree, command, cwd, seq, 'pipes', isPipestatus)
       scriptFile = start.scriptFile
@@ -126,7 +128,8 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd, ca
         throw refuse('spawn_failed', `Could not start bash: ${err.message}.`, 'The system is short of processes or memory; retry when it has settled.')
       }
       const why = err instanceof SpawnError ? `Not started: bash could not be started (${err.message}).` : `Failed inside hands: ${(err as Error).message}.`
-      results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, note: why })
+      changes.dispose()
+      results.push({ command, stdout: '', stderr: '', exit: null, duration_ms: 0, timed_out: false, changes: NO_CHANGES, note: why })
       streams.push(null)
       continue
     }
@@ -152,6 +155,9 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd, ca
     notes.push(survivorNote([...(run.leftovers?.survivors ?? []), ...(run.boundStop?.survivors ?? [])]))
     notes.push(session.gone.noteFor(command))
     streams.push([run.stdout, run.stderr])
+    // The tree is gone (its relay has ended): the record holds every path the line named.
+    const changed = changes.total()
+    changes.dispose()
     results.push({
       command,
       stdout: run.stdout.text,
@@ -159,6 +165,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd, ca
       exit,
       duration_ms: run.durationMs,
       timed_out: run.timedOut,
+      changes: changed,
       note: joinNotes(notes),
     })
   }

@@ -15,6 +15,9 @@ export async function shellStopTool(session: Session, raw: ShellStopInput): Prom
   session.shells.delete(shell.id)
   const wasRunning = shell.status === 'running'
   const report = await shell.stop(session.options.stopGraceMs)
+  // The tree is gone: every path it named is in the record.
+  const changes = shell.changes.total()
+  shell.changes.dispose()
   session.gone.recordLog(shell.logPath, shell.id)
   session.changed()
   let what: string | null
@@ -26,6 +29,7 @@ export async function shellStopTool(session: Session, raw: ShellStopInput): Prom
     id: shell.id,
     status: shell.status,
     exit: shell.exit,
+    changes,
     note: joinNotes([exited, wasRunning ? what : null, survivorNote(report.survivors)]),
   }
 }

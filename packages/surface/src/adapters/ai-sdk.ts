@@ -22,7 +22,8 @@ export function createAiSdkTools(session: Session): AiSdkToolSet {
   return Object.fromEntries(
     session.tools.map((t) => [
       t.name,
-      tool<unknown, CallOutcome>({
+      // Type arguments inferred: `tool()` takes <INPUT, OUTPUT> in ai 6 and <INPUT, OUTPUT, CONTEXT> in ai 7.
+      tool({
         title: t.title,
         description: t.description,
         inputSchema: jsonSchema(inputSchemaOf(t) as JSONSchema7),

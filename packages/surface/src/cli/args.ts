@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { ConfineMode } from '@hands/shell-runtime'
 import { bytesText, SHELL_LIMITS, type ShellLimits } from '@hands/shell-runtime/limits'
+import { NO_CODE_TOOL, parseCodeTool } from '../code-tool.ts'
 import type { SurfaceOptions } from '../session.ts'
 
 const CONFINE_MODES: readonly ConfineMode[] = ['auto', 'landlock', 'bwrap', 'off']
@@ -22,6 +23,7 @@ export const SESSION_FLAGS = {
   'allow-write': { type: 'string', multiple: true },
   'deny-read': { type: 'string', multiple: true },
   'no-network': { type: 'boolean' },
+  'no-changes': { type: 'boolean' },
   'memory-limit': { type: 'string' },
   'process-limit': { type: 'string' },
   'code-tool': { type: 'string' },
@@ -48,9 +50,10 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
   --allow-write DIR     let commands write under DIR too, e.g. a package manager's cache (repeatable)
   --deny-read PATH      hide PATH from commands, beside the usual secret stores (repeatable)
   --no-network          give commands no network: no socket but UNIX ones (Landlock), or a network namespace of their own (bwrap)
+  --no-changes          leave out the account of what each command changes on disk (its results then say so)
   --memory-limit SIZE   memory all of a session's commands may use together; past it the OOM killer acts among them (cgroup)
   --process-limit N     processes all of a session's commands may have at once (cgroup)
-  --code-tool NAME      the harness's code tool named in descriptions (default python_execution)
+  --code-tool NAME      the harness's code tool named in descriptions (default python_execution); none for a harness without one
   -h, --help            this help`
 
 /** The flag of each shell limit. */
@@ -129,11 +132,15 @@ export function sessionOptions(values: Record<string, unknown>): SurfaceOptions 
   const denyRead = values['deny-read'] as string[] | undefined
   if (denyRead?.length) options.denyRead = denyRead
   if (values['no-network'] === true) options.network = false
+  if (values['no-changes'] === true) options.changes = false
   const memoryLimit = byteSize('memory-limit', values['memory-limit'] as string | undefined)
   if (memoryLimit !== undefined) options.memoryLimit = memoryLimit
   const processLimit = positiveInt('process-limit', values['process-limit'] as string | undefined)
   if (processLimit !== undefined) options.processLimit = processLimit
   const codeTool = values['code-tool'] as string | undefined
-  if (codeTool !== undefined) options.codeTool = codeTool
+  if (codeTool !== undefined) {
+    if (codeTool.trim() === '') throw new UsageError(`--code-tool takes a tool name, or ${NO_CODE_TOOL} for a harness without one, got ""`)
+    options.codeTool = parseCodeTool(codeTool)
+  }
   return options
 }

@@ -244,7 +244,7 @@ async function tools(argv: string[]): Promise<number> {
   if (values.help) return help(TOOLS_HELP)
   if (positionals.length > 0) throw new UsageError(`tools takes no arguments, got ${positionals.join(' ')}`)
   const options = sessionOptions(values)
-  const [{ enabledTools }, { toApiTools, toolCost }, { TOOLS }] = await Promise.all([
+  const [{ enabledTools, codeToolOf }, { toApiTools, toolCost }, { TOOLS }] = await Promise.all([
     import('../session.ts'),
     import('../adapters/index.ts'),
     import('@hands/contracts'),
@@ -262,7 +262,9 @@ async function tools(argv: string[]): Promise<number> {
     total += tokens
     process.stdout.write(`${t.name.padEnd(18)} ${String(tokens).padStart(5)}  ${t.title}\n`)
   }
-  process.stdout.write(`${'total'.padEnd(18)} ${String(total).padStart(5)}  ${enabled.length} of ${TOOLS.length} tools, ${TOKEN_ENCODING} tokens\n`)
+  const codeTool = codeToolOf(options.codeTool)
+  const prose = codeTool === null ? 'descriptions for a harness without a code tool' : `descriptions naming the code tool ${codeTool}`
+  process.stdout.write(`${'total'.padEnd(18)} ${String(total).padStart(5)}  ${enabled.length} of ${TOOLS.length} tools, ${TOKEN_ENCODING} tokens, ${prose}\n`)
   const confinement = await confinementOf(options)
   if (confinement !== null)
     process.stdout.write(

@@ -1,5 +1,5 @@
-import { diffWords } from 'diff'
-import type { Change, SurfaceDiff, TokenDelta, ToolDiff } from './diff.ts'
+import { diffArrays, diffWords } from 'diff'
+import type { Change, RenderingChange, SurfaceDiff, TokenDelta, ToolDiff } from './diff.ts'
 
 /** How a diff is printed: for a terminal, for a pull-request comment, or for a program. */
 export const DIFF_FORMATS = ['text', 'md', 'json'] as const
@@ -42,12 +42,31 @@ function summary(d: SurfaceDiff): string[] {
   if (d.order !== null) parts.push('tool order changed')
   if (d.errors.length > 0) parts.push(`${d.errors.length} error-code change(s)`)
   if (d.prompt.length > 0) parts.push(`${d.prompt.length} prompt line(s) changed`)
+  if (d.rendering.length > 0) parts.push(`${d.rendering.length} rendered example(s) changed`)
   return parts
 }
 
+const isKnown = (t: TokenDelta) => t.before !== null && t.after !== null
+const isAny = (t: TokenDelta) => t.before !== null || t.after !== null
+
 function totalLine(d: SurfaceDiff): string {
-  const prompt = d.tokens.prompt.before === null || d.tokens.prompt.after === null ? '' : `; prompt prose ${tokens(d.tokens.prompt)}`
-  return `tool tokens ${tokens(d.tokens.tools)}${prompt}`
+  const { tools, prompt, toolsNoCodeTool, promptNoCodeTool } = d.tokens
+  const withCode = `tool tokens ${tokens(tools)}${isKnown(prompt) ? `; prompt prose ${tokens(prompt)}` : ''}`
+  if (!isAny(toolsNoCodeTool)) return withCode
+  return `${withCode}; without a code tool: tool tokens ${tokens(toolsNoCodeTool)}${isAny(promptNoCodeTool) ? `, prompt prose ${tokens(promptNoCodeTool)}` : ''}`
+}
+
+/** A tool's tokens, and its tokens without a code tool where those differ. */
+function toolTokens(t: ToolDiff): string {
+  const own = tokens(t.tokens)
+  const v = t.tokensNoCodeTool
+  const isSame = v.before === t.tokens.before && v.after === t.tokens.after
+  return isSame || (v.before === null && v.after === null) ? own : `${own}, without a code tool ${tokens(v)}`
+}
+
+/** A rendered example's lines as a line diff: `- ` removed, `+ ` added, two spaces for a line both sides have. */
+function renderedLines(r: RenderingChange): string[] {
+  return diffArrays(r.before ?? [], r.after ?? []).flatMap((part) => part.value.map((l) => `${part.added ? '+' : part.removed ? '-' : ' '} ${l}`))
 }
 
 /** For a terminal: one line per change, `+`/`-`/`~`, prose as a word diff. */
@@ -59,11 +78,15 @@ function formatText(d: SurfaceDiff, labels: DiffLabels): string {
   }
   lines.push(summary(d).join(', '))
   for (const t of d.tools) {
-    lines.push('', `${MARK[t.status]} tool ${t.name} · tokens ${tokens(t.tokens)}`, ...t.changes.map((c) => `    ${changeText(c)}`))
+    lines.push('', `${MARK[t.status]} tool ${t.name} · tokens ${toolTokens(t)}`, ...t.changes.map((c) => `    ${changeText(c)}`))
   }
   if (d.order !== null) lines.push('', `~ tool order: ${d.order.before.join(', ')} → ${d.order.after.join(', ')}`)
   if (d.errors.length > 0) lines.push('', '~ errors', ...d.errors.map((c) => `    ${changeText(c)}`))
   if (d.prompt.length > 0) lines.push('', '~ prompt prose', ...d.prompt.map((c) => `    ${changeText(c)}`))
+  if (d.rendering.length > 0) {
+    lines.push('', '~ rendering')
+    for (const r of d.rendering) lines.push(`    ${MARK[r.kind]} ${r.tool} · ${r.example}`, ...renderedLines(r).map((l) => `        ${l}`))
+  }
   lines.push('', totalLine(d), ...d.notes.map((n) => `note: ${n}`))
   return lines.join('\n')
 }
@@ -112,13 +135,19 @@ function formatMarkdown(d: SurfaceDiff, labels: DiffLabels): string {
   lines.push(`**${summary(d).join(', ')}**`, '')
   if (d.tools.length > 0) {
     lines.push('| tool | change | tokens |', '|---|---|---:|')
-    for (const t of d.tools) lines.push(`| ${code(t.name)} | ${t.status} | ${tokens(t.tokens)} |`)
-    lines.push(`| **all tools** | | **${tokens(d.tokens.tools)}** |`, '')
+    for (const t of d.tools) lines.push(`| ${code(t.name)} | ${t.status} | ${toolTokens(t)} |`)
+    lines.push(`| **all tools** | | **${tokens(d.tokens.tools)}** |`)
+    if (isAny(d.tokens.toolsNoCodeTool)) lines.push(`| **all tools, without a code tool** | | **${tokens(d.tokens.toolsNoCodeTool)}** |`)
+    lines.push('')
   }
   for (const t of d.tools) lines.push(`#### ${code(t.name)} ${t.status}`, '', ...t.changes.flatMap(changeMd), '')
   if (d.order !== null) lines.push('#### Tool order', '', `- ${d.order.before.map(code).join(', ')}`, `- → ${d.order.after.map(code).join(', ')}`, '')
   if (d.errors.length > 0) lines.push('#### Errors', '', ...d.errors.flatMap(changeMd), '')
   if (d.prompt.length > 0) lines.push('#### Prompt prose', '', ...d.prompt.flatMap(changeMd), '')
+  if (d.rendering.length > 0) {
+    lines.push('#### Rendering', '')
+    for (const r of d.rendering) lines.push(`- ${code(`${r.tool} · ${r.example}`)} ${r.kind}:`, ...fenced('diff', renderedLines(r)), '')
+  }
   lines.push(totalLine(d), ...d.notes.map((n) => `\n> ${n}`))
   return lines.join('\n')
 }

@@ -1,3 +1,4 @@
+import { renderExamples, type Rendering } from './rendering.ts'
 import { ERROR_CODES, ERROR_CODE_LIST, ErrorEnvelope, renderPrompt, type Effect, type PromptProse, type ToolDescriptor } from '@hands/contracts'
 
 /** The header of every generated file: its source and the command that regenerates it. */
@@ -26,26 +27,54 @@ export interface SurfaceErrorCode {
   is_always_preflight: boolean
 }
 
+/** The prompt prose with the shell tools on and off. */
+export interface SurfacePrompt {
+  shell_on: PromptProse
+  shell_off: PromptProse
+}
+
+/** What a harness without a code tool (`codeTool: null`) is shown instead. */
+export interface SurfaceNoCodeTool {
+  /** The descriptions that differ from the tools' own, by tool name. */
+  descriptions: Record<string, string>
+  prompt: SurfacePrompt
+}
+
 /**
  * The whole contract surface (`@hands/contracts/surface.json`, `generated/surface.json`): the
- * tools in SPEC order, the error codes and envelope, and the prompt prose with the shell tools
- * on and off.
+ * tools in SPEC order, the error codes and envelope, the prompt prose with the shell tools on and
+ * off, what differs for a harness without a code tool, and the rendered text of fixed example
+ * results, errors and confirmations per tool.
  */
 export interface Surface {
   $comment: string
   tools: SurfaceTool[]
   errors: { codes: SurfaceErrorCode[]; envelope: Json }
   /** Absent in older surface files. */
-  prompt?: { shell_on: PromptProse; shell_off: PromptProse }
+  prompt?: SurfacePrompt
+  /** Absent in older surface files. */
+  no_code_tool?: SurfaceNoCodeTool
+  /** Absent in older surface files. */
+  rendering?: Rendering
 }
+
+const promptOf = (codeTool: string | null): SurfacePrompt => ({
+  shell_on: renderPrompt({ codeTool, isShell: true }),
+  shell_off: renderPrompt({ codeTool, isShell: false }),
+})
 
 /** The schema as plain JSON: what a model or a second validator sees (TypeBox's symbols dropped). */
 export function plain<T>(schema: T): Json {
   return JSON.parse(JSON.stringify(schema)) as Json
 }
 
-/** Build the surface from descriptors (in the order given) and the prose for `codeTool`. */
-export function buildSurface(tools: readonly ToolDescriptor[], codeTool: string): Surface {
+/**
+ * Build the surface from descriptors (in the order given) with the prose for `codeTool`, and the
+ * same tools described for a harness without a code tool (`describeTools({ codeTool: null })`).
+ */
+export function buildSurface(tools: readonly ToolDescriptor[], codeTool: string, withoutCodeTool: readonly ToolDescriptor[]): Surface {
+  const own = new Map(tools.map((t) => [t.name, t.description]))
+  const descriptions = Object.fromEntries(withoutCodeTool.filter((t) => own.get(t.name) !== t.description).map((t) => [t.name, t.description]))
   return {
     $comment: SOURCE_LINE,
     tools: tools.map((t) => ({
@@ -63,6 +92,8 @@ export function buildSurface(tools: readonly ToolDescriptor[], codeTool: string)
       codes: ERROR_CODE_LIST.map((code) => ({ code, ...ERROR_CODES[code] })),
       envelope: plain(ErrorEnvelope),
     },
-    prompt: { shell_on: renderPrompt({ codeTool, isShell: true }), shell_off: renderPrompt({ codeTool, isShell: false }) },
+    prompt: promptOf(codeTool),
+    no_code_tool: { descriptions, prompt: promptOf(null) },
+    rendering: renderExamples(),
   }
 }

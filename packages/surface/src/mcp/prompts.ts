@@ -1,6 +1,7 @@
 import { CODE_TOOL, promptMarkdown, renderPrompt } from '@hands/contracts'
 import { ErrorCode, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js'
-import type { SurfaceOptions } from '../session.ts'
+import { NO_CODE_TOOL, parseCodeTool } from '../code-tool.ts'
+import { codeToolOf, type SurfaceOptions } from '../session.ts'
 import { protocolError } from './protocol-error.ts'
 
 /** The prompt that carries hands' routing prose. */
@@ -21,7 +22,7 @@ export const PROMPTS: Prompt[] = [
     arguments: [
       {
         name: CODE_TOOL_ARGUMENT,
-        description: `The harness's code tool, named where the prose says waiting is a loop written there (default: the server's, ${CODE_TOOL} unless --code-tool says otherwise).`,
+        description: `The harness's code tool, named where the prose says waiting is a loop written there, or ${NO_CODE_TOOL} for a harness without one (default: the server's, ${CODE_TOOL} unless --code-tool says otherwise).`,
         required: false,
       },
     ],
@@ -48,10 +49,10 @@ export function getPrompt(name: string, args: Record<string, string>, options: P
       argument: CODE_TOOL_ARGUMENT,
     })
   }
-  const codeTool = given ? given : (options.codeTool ?? CODE_TOOL)
+  const codeTool = given ? parseCodeTool(given) : codeToolOf(options.codeTool)
   const prose = renderPrompt({ codeTool, isShell: options.toggles?.shell ?? true })
   return {
-    description: `hands routing prose for ${codeTool}`,
+    description: `hands routing prose for ${codeTool ?? 'a harness without a code tool'}`,
     messages: [{ role: 'user', content: { type: 'text', text: promptMarkdown(prose, codeTool) } }],
   }
 }

@@ -8,7 +8,7 @@ import { LineLimit } from './line-limit.ts'
 import { NOT_JSON_RPC, onePage } from './protocol-error.ts'
 import { newMcpServer, SERVED_METHODS } from './sdk-server.ts'
 import type { HandsMcpServer } from './server.ts'
-import { staticMcpTools } from './static-tools.ts'
+import { isStaticList, staticMcpTools } from './static-tools.ts'
 
 /** The largest stdio message read: the SDK's own limit (10 MiB). */
 export const MAX_STDIO_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE
@@ -102,7 +102,7 @@ class StdioTransport implements Transport {
  * method hands does not serve (such as `server/discover`) is answered Method not found at once.
  *
  * The server answers `initialize` on the MCP SDK alone, and `tools/list` from the tool list
- * codegen wrote (unless `--code-tool` changes it); the tools (contracts, validators, runtimes)
+ * codegen wrote (unless `--code-tool` names another code tool than the default or none); the tools (contracts, validators, runtimes)
  * load once the client has initialized, or as soon as it asks for anything else, and the login
  * environment is then captured in the background. Messages that need the tools wait, in order,
  * until they are there. Resolves once they are. With `attach` (a server, or one still starting,
@@ -113,7 +113,7 @@ export async function serveStdio(options: SurfaceOptions = {}, attaching: Attach
   const server = newMcpServer()
   let hands: HandsMcpServer | null = null
   // The tool list is static data: answered before the tools load (the session's own handler replaces this one).
-  const isListStatic = options.codeTool === undefined
+  const isListStatic = isStaticList(options)
   if (isListStatic) {
     let listed: ReturnType<typeof staticMcpTools> = null
     server.setRequestHandler(ListToolsRequestSchema, (request) => {

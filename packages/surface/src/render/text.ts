@@ -49,6 +49,35 @@ function block(text: string): string[] {
   return text.endsWith('\n') ? indented(text.slice(0, -1).split('\n')) : [...indented(text.split('\n')), '[no newline at end]']
 }
 
+type Changes = ToolResult<'shell_run'>['commands'][number]['changes']
+
+/**
+ * What a command changed, in one line (`changed 3: new.txt (created), old.txt (deleted), …`),
+ * with what the observer could not see on a `[changes]` line; nothing when it changed nothing and
+ * everything was seen.
+ */
+function changesLines(c: Changes): string[] {
+  const { counts } = c
+  const total = counts.created + counts.modified + counts.deleted + counts.renamed + c.outside_roots
+  const items = [
+    ...c.created.map((p) => `${oneLine(p)} (created)`),
+    ...c.modified.map((p) => `${oneLine(p)} (modified)`),
+    ...c.deleted.map((p) => `${oneLine(p)} (deleted)`),
+    ...c.renamed.map((r) => `${oneLine(r.from)} → ${oneLine(r.to)} (renamed)`),
+  ]
+  const more = (n: number, kind: string) => (n > 0 ? [`${n} more ${kind}`] : [])
+  items.push(
+    ...more(counts.created - c.created.length, 'created'),
+    ...more(counts.modified - c.modified.length, 'modified'),
+    ...more(counts.deleted - c.deleted.length, 'deleted'),
+    ...more(counts.renamed - c.renamed.length, 'renamed'),
+    ...(c.outside_roots > 0 ? [`${c.outside_roots} outside the roots`] : []),
+  )
+  const lines = total > 0 ? [`changed ${total}: ${items.join(', ')}`] : []
+  if (c.note !== null) lines.push(`[changes] ${c.note}`)
+  return lines
+}
+
 const shellRun: Renderer<ToolResult<'shell_run'>> = (r, o) => {
   const head = [exitText(r.exit), `${r.duration_ms} ms`, `cwd ${where(r.cwd, o)}`]
   if (r.timed_out) head.push('timed out')
@@ -57,6 +86,7 @@ const shellRun: Renderer<ToolResult<'shell_run'>> = (r, o) => {
     const meta = [exitText(c.exit), `${c.duration_ms} ms`, ...(c.timed_out ? ['timed out'] : [])].join(' · ')
     lines.push(`$ ${oneLine(c.command)}  [${meta}]`, ...block(c.stdout))
     if (c.stderr !== '') lines.push('[stderr]', ...block(c.stderr))
+    lines.push(...changesLines(c.changes))
     if (c.note !== null) lines.push(`[note] ${c.note}`)
   }
   return lines.join('\n')
@@ -91,7 +121,11 @@ const shellLogs: Renderer<ToolResult<'shell_logs'>> = (r) => {
 const shellType: Renderer<ToolResult<'shell_type'>> = (r) => `typed ${JSON.stringify(r.text)}${r.is_enter ? ' + Enter' : ''} into ${r.id} · ${r.status}`
 
 const shellStop: Renderer<ToolResult<'shell_stop'>> = (r) =>
-  [`${r.id} · ${r.status}${r.exit === null ? '' : ` · ${exitText(r.exit)}`}`, ...(r.note === null ? [] : [`[note] ${r.note}`])].join('\n')
+  [
+    `${oneLine(r.id)} · ${r.status}${r.exit === null ? '' : ` · ${exitText(r.exit)}`}`,
+    ...changesLines(r.changes),
+    ...(r.note === null ? [] : [`[note] ${r.note}`]),
+  ].join('\n')
 
 const copy: Renderer<ToolResult<'copy'>> = (r) => `copied ${r.src} → ${r.dest}`
 const move: Renderer<ToolResult<'move'>> = (r) => `moved ${r.src} → ${r.dest}`

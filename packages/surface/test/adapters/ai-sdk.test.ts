@@ -64,10 +64,14 @@ describe('AI SDK adapter', () => {
     const prompt = model.doGenerateCalls[1]?.prompt ?? []
     const toolMessage = prompt.at(-1) as { role: string; content: Array<{ type: string; toolCallId: string; toolName: string; output: unknown }> }
     expect(toolMessage.role).toBe('tool')
-    // The SDK parses arguments itself: cut-off JSON never reaches execute and comes back as the SDK's own error-text.
+    // The SDK parses arguments itself: cut-off JSON never reaches execute and comes back as the SDK's own error-text
+    // (ai 7 prefixes the error class names).
     const texts = EXPECTED.map((e, i) =>
       CALLS[i]!.id === 'call_4'
-        ? { type: 'error-text', value: expect.stringMatching(/^Invalid input for tool file_exists: JSON parsing failed/) }
+        ? {
+            type: 'error-text',
+            value: expect.stringMatching(/^(AI_InvalidToolInputError: )?Invalid input for tool file_exists: (AI_JSONParseError: )?JSON parsing failed/),
+          }
         : { type: e.isError ? 'error-text' : 'text', value: e.text },
     )
     expect(toolMessage.content).toEqual(CALLS.map((c, i) => ({ type: 'tool-result', toolCallId: c.id, toolName: c.name, output: texts[i] })))

@@ -6,9 +6,9 @@ import { tempRoot } from '../helpers/tmp.ts'
 
 const REPO = join(import.meta.dirname, '..', '..', '..', '..')
 
-/** The tools of a committed `generated/api/<format>.json`: what each SDK must be sent. */
+/** The tools of a committed `generated/no-code-tool/api/<format>.json`: what each SDK must be sent by a loop without a code tool. */
 export function committedTools(format: string): unknown[] {
-  return (JSON.parse(readFileSync(join(REPO, 'generated', 'api', `${format}.json`), 'utf8')) as { tools: unknown[] }).tools
+  return (JSON.parse(readFileSync(join(REPO, 'generated', 'no-code-tool', 'api', `${format}.json`), 'utf8')) as { tools: unknown[] }).tools
 }
 
 export const PROMPT = 'Write hello to a.txt, copy it to b.txt, and check that b.txt exists.'
@@ -40,10 +40,10 @@ export const EXPECTED = [
   { text: 'exists b.txt', isError: false },
 ]
 
-/** A real session rooted at a fresh temp directory. */
+/** A real session rooted at a fresh temp directory, for a loop without a code tool (as in docs/adapters.md). */
 export function openSession(): { session: Session; dir: string; close: () => Promise<void> } {
   const root = tempRoot('hands-adapter-')
-  const session = createSurface({ roots: [root.dir] })
+  const session = createSurface({ roots: [root.dir], codeTool: null })
   return {
     session,
     dir: root.dir,

@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { typecheck } from '../helpers/typecheck.ts'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The SDK majors this run checks against, as package name → the name it is installed under (vitest.sdk7.config.ts); none for the default majors. */
+    sdkAliases?: Record<string, string>
+  }
+}
 
 const DOCS = join(import.meta.dirname, '..', '..', '..', '..', 'docs', 'adapters.md')
 
@@ -24,20 +31,32 @@ declare const model: LanguageModel
 export const ai = generateText({ model, prompt: 'p', tools: [{ description: 'd' }] })
 `
 
+/** The major of `openai` and `ai` this run checks against: 7 when vitest.sdk7.config.ts aliases them, else the workspace's 6. */
+const MAJOR = inject('sdkAliases') === undefined ? 6 : 7
+
+// The program compiles against that major: this assignment fails to compile against another.
+const MAJOR_CHECK = `import { VERSION } from 'openai/version'
+export const openai: \`${MAJOR}.\${number}.\${number}\` = VERSION
+`
+
 // One program for everything (compiling the SDK types is the slow part).
 let errors: string[] = []
 const blocks = docBlocks()
 beforeAll(() => {
-  const virtual: Record<string, string> = { 'test/adapters/counter-examples.ts': COUNTER_EXAMPLES }
+  const virtual: Record<string, string> = { 'test/adapters/counter-examples.ts': COUNTER_EXAMPLES, 'test/adapters/major-check.ts': MAJOR_CHECK }
   blocks.forEach((text, i) => {
     virtual[`test/adapters/docs-adapters-${i + 1}.ts`] = text
   })
-  errors = typecheck(['test/adapters/sdk-types.ts'], virtual)
+  errors = typecheck(['test/adapters/sdk-types.ts'], virtual, inject('sdkAliases') ?? {})
 }, 180_000)
 
 const errorsIn = (file: string) => errors.filter((e) => e.startsWith(`surface/test/adapters/${file}:`))
 
-describe('adapter types against the real SDK types', () => {
+describe(`adapter types against the real SDK types (openai ${MAJOR}, ai ${MAJOR})`, () => {
+  it(`compile against openai ${MAJOR}`, () => {
+    expect(errors.filter((e) => e.startsWith('surface/test/adapters/major-check.ts:'))).toEqual([])
+  })
+
   it('compile: every definition and handler assigns to and from the SDK types without a cast', () => {
     expect(errorsIn('sdk-types.ts')).toEqual([])
   })

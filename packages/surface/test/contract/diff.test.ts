@@ -92,6 +92,32 @@ describe('hands contract diff on fixture pairs', () => {
     expect(md).toContain(`| **all tools** | | **${total(before)} → ${total(after)} (+${total(after) - total(before)})** |`)
   })
 
+  it('does not repeat a change to a tool’s own description under "no code tool" when that tool has no other description there', () => {
+    const before = base()
+    const after = structuredClone(before)
+    tool(after, 'copy').description = tool(after, 'copy').description.replace('Copy', 'Duplicate')
+    const diff = diffSurfaces(before, after)
+    expect(diff.tools.map((t) => [t.name, t.changes.map((c) => c.path)])).toEqual([['copy', ['description']]])
+    expect(diff.tools[0]?.tokensNoCodeTool).toEqual(diff.tools[0]?.tokens)
+  })
+
+  it('counts the tools and the prompt prose without a code tool in the total line', () => {
+    const before = base()
+    const after = structuredClone(before)
+    after.no_code_tool!.descriptions['shell_run'] = `${after.no_code_tool!.descriptions['shell_run']} Read each command's exit before the next call.`
+    const cost = (s: Surface) => s.tools.reduce((n, t) => n + toolCost({ ...t, description: s.no_code_tool!.descriptions[t.name] ?? t.description }).tokens, 0)
+    const out = run(file('variant-a', before), file('variant-b', after)).out
+    expect(cost(after)).toBeGreaterThan(cost(before))
+    expect(out).toMatch(
+      new RegExp(
+        `; without a code tool: tool tokens ${cost(before)} → ${cost(after)} \\(\\+${cost(after) - cost(before)}\\), prompt prose \\d+ \\(±0\\)$`,
+        'm',
+      ),
+    )
+    const md = run(file('variant-a', before), file('variant-b', after), '--format', 'md').out
+    expect(md).toContain(`| **all tools, without a code tool** | | **${cost(before)} → ${cost(after)} (+${cost(after) - cost(before)})** |`)
+  })
+
   it('prints the whole diff as JSON with --format json', () => {
     const [a, b] = pair(FIXTURE_PAIRS.find((p) => p.kind === 'maxItems 100 → 200')!)
     const out = JSON.parse(run(a, b, '--format', 'json').out) as ReturnType<typeof diffSurfaces>
@@ -102,20 +128,38 @@ describe('hands contract diff on fixture pairs', () => {
         status: 'changed',
         changes: [{ path: 'input paths.maxItems', kind: 'changed', before: 100, after: 200, isProse: false }],
         tokens: expect.any(Object),
+        tokensNoCodeTool: expect.any(Object),
       },
     ])
   })
 
-  it('compares an older surface file without effects or prompt prose, and says what it could not compare', () => {
+  it('compares an older surface file without effects, prompt prose or a no-code-tool variant, and says what it could not compare', () => {
     const old = base() as Partial<Surface> & Surface
     delete old.prompt
+    delete old.no_code_tool
+    delete old.rendering
     for (const t of old.tools) delete t.effect
     const diff = diffSurfaces(old, base())
-    expect(diff.isChanged).toBe(false)
+    // What a harness without a code tool is shown is new here, so it shows as added.
+    expect(diff.tools.map((t) => [t.name, t.changes.map((c) => `${c.kind} ${c.path}`)])).toEqual([
+      ['shell_run', ['added description (no code tool)']],
+      ['shell_background', ['added description (no code tool)']],
+    ])
+    expect(diff.prompt.map((c) => `${c.kind} ${c.path}`)).toEqual([
+      'added no code tool, shell on: executionLine',
+      'added no code tool, shell on: inspectLine',
+      'added no code tool, shell on: batchLine',
+      'added no code tool, shell off: inspectLine',
+    ])
+    expect(diff.rendering.length).toBe(Object.values(base().rendering ?? {}).flat().length)
+    expect(diff.rendering.every((r) => r.kind === 'added')).toBe(true)
     expect(diff.notes).toEqual([
       'the old surface records no effects; effects not compared (annotations are)',
       'the old surface records no prompt prose; prompt not compared',
+      "the old surface records no rendered examples; the new one's show as added",
+      'the old surface records nothing for a harness without a code tool; what the new one records for it shows as added',
     ])
+    expect(diff.tokens.toolsNoCodeTool.before).toBeNull()
     expect(formatDiff(diff, 'text', { before: 'a', after: 'b' })).toContain('note: the old surface records no prompt prose')
   })
 

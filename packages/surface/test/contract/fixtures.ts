@@ -1,8 +1,8 @@
-import { CODE_TOOL, TOOLS } from '@hands/contracts'
+import { CODE_TOOL, TOOLS, describeTools } from '@hands/contracts'
 import { buildSurface, type Json, type Surface, type SurfaceTool } from '@hands/surface/contract'
 
 /** The surface codegen writes today: the base every fixture pair starts from. */
-export const base = (): Surface => buildSurface(TOOLS, CODE_TOOL)
+export const base = (): Surface => buildSurface(TOOLS, CODE_TOOL, describeTools({ codeTool: null }))
 
 /**
  * One pair of surfaces differing in one kind of change: `before` (optional) edits the base into
@@ -240,5 +240,81 @@ export const FIXTURE_PAIRS: FixturePair[] = [
     },
     text: ['+ shell off: executionLine: - Long-running work is not available here.', /^- shell on: codeToolParagraph: Waiting is control flow/],
     md: ['- `shell off: executionLine` added:', '- `shell on: codeToolParagraph` removed:'],
+  },
+  {
+    kind: 'description without a code tool',
+    after: (s) => void (s.no_code_tool!.descriptions['shell_run'] = s.no_code_tool!.descriptions['shell_run']!.replace('Batch related', 'Group related')),
+    text: [
+      /^~ tool shell_run · tokens \d+ \(±0\), without a code tool \d+ \(±0\)$/,
+      /^~ description \(no code tool\): .*\[-Batch-\]\{\+Group\+\} related lines/,
+    ],
+    md: ['- `description (no code tool)` changed:', '  + Run `commands`'],
+  },
+  {
+    kind: 'a sentence both descriptions share',
+    after: (s) => {
+      const t = tool(s, 'shell_background')
+      t.description = t.description.replace('in a terminal', 'under a terminal')
+      s.no_code_tool!.descriptions['shell_background'] = s.no_code_tool!.descriptions['shell_background']!.replace('in a terminal', 'under a terminal')
+    },
+    text: [
+      /^~ description: .*\[-in-\]\{\+under\+\} a terminal.*in python_execution\.$/,
+      /^~ description \(no code tool\): .*\[-in-\]\{\+under\+\} a terminal.*for its output\.$/,
+    ],
+    md: ['- `description` changed:', '- `description (no code tool)` changed:'],
+  },
+  {
+    kind: 'a description that starts to name the code tool',
+    after: (s) => {
+      const t = tool(s, 'shell_logs')
+      t.description = `${t.description} Poll it from python_execution.`
+      s.no_code_tool!.descriptions['shell_logs'] = t.description.replace(' Poll it from python_execution.', ' Poll it.')
+    },
+    text: [/^~ description: .*\{\+ ?Poll it from python_execution\.\+\}$/, /^~ description \(no code tool\): .*\{\+ ?Poll it\.\+\}$/],
+    md: ['- `description (no code tool)` changed:'],
+  },
+  {
+    kind: 'rendered line',
+    after: (s) => {
+      const e = s.rendering!['shell_run']!.find((x) => x.example === 'output without a final newline, in the workspace root')!
+      e.lines = e.lines.map((l) => (l === '[no newline at end]' ? '[no final newline]' : l))
+    },
+    text: [
+      '~ rendering',
+      '~ shell_run · output without a final newline, in the workspace root',
+      'exit 0 · 4 ms · cwd .',
+      '- [no newline at end]',
+      '+ [no final newline]',
+      /rendered example\(s\) changed$/,
+    ],
+    md: [
+      '#### Rendering',
+      '- `shell_run · output without a final newline, in the workspace root` changed:',
+      '  ````diff',
+      '  - [no newline at end]',
+      '  + [no final newline]',
+    ],
+  },
+  {
+    kind: 'rendered example added and removed',
+    after: (s) => {
+      const logs = s.rendering!['shell_logs']!
+      logs.splice(0, 1)
+      logs.push({ example: 'a prompt waiting for input', lines: ['py · running · 1 line · waiting for input', '  >>> '] })
+    },
+    text: [
+      '+ shell_logs · a prompt waiting for input',
+      '+ py · running · 1 line · waiting for input',
+      '- shell_logs · a running server, lines scrolled away unseen',
+      '- npm · running · 3 lines · 3 dropped unseen · silent 1.2 s · cpu 340 ms · 2 processes',
+    ],
+    md: ['- `shell_logs · a prompt waiting for input` added:', '- `shell_logs · a running server, lines scrolled away unseen` removed:'],
+  },
+  {
+    kind: 'prompt line without a code tool',
+    after: (s) =>
+      void (s.no_code_tool!.prompt.shell_on.executionLine = s.no_code_tool!.prompt.shell_on.executionLine!.replace('no tool waits', 'nothing waits')),
+    text: ['~ prompt prose', /^~ no code tool, shell on: executionLine: .*\[-no tool-\]\{\+nothing\+\} waits for you\.$/],
+    md: ['#### Prompt prose', '- `no code tool, shell on: executionLine` changed:'],
   },
 ]

@@ -6,9 +6,10 @@ const PACKAGE = join(import.meta.dirname, '..', '..')
 /**
  * Type-check files with this package's tsconfig (the workspace's strict options and
  * `hands-source` resolution), as `tsc` would. `virtual` maps paths under the package to source
- * text served from memory. Resolves to one line per diagnostic, empty when the files compile.
+ * text served from memory; `aliases` maps a package name to the one its imports resolve to
+ * (`openai` → `openai-v7`, subpaths too). Resolves to one line per diagnostic, empty when the files compile.
  */
-export function typecheck(files: readonly string[], virtual: Readonly<Record<string, string>> = {}): string[] {
+export function typecheck(files: readonly string[], virtual: Readonly<Record<string, string>> = {}, aliases: Readonly<Record<string, string>> = {}): string[] {
   const configPath = join(PACKAGE, 'tsconfig.json')
   const config = ts.getParsedCommandLineOfConfigFile(
     configPath,
@@ -29,6 +30,25 @@ export function typecheck(files: readonly string[], virtual: Readonly<Record<str
   host.getSourceFile = (f, language, onError, isNew) => {
     const text = memory.get(resolve(f))
     return text === undefined ? getSourceFile(f, language, onError, isNew) : ts.createSourceFile(f, text, language)
+  }
+  const aliased = (name: string) => {
+    const [pkg, ...rest] = name.split('/')
+    const to = pkg === undefined ? undefined : aliases[pkg]
+    return to === undefined || name.startsWith('@') ? name : [to, ...rest].join('/')
+  }
+  if (Object.keys(aliases).length > 0) {
+    host.resolveModuleNameLiterals = (literals, containingFile, redirected, options, sourceFile) =>
+      literals.map((literal) =>
+        ts.resolveModuleName(
+          aliased(literal.text),
+          containingFile,
+          options,
+          host,
+          undefined,
+          redirected,
+          ts.getModeForUsageLocation(sourceFile, literal, options),
+        ),
+      )
   }
   host.directoryExists = (d) => [...memory.keys()].some((p) => p.startsWith(`${resolve(d)}/`)) || ts.sys.directoryExists(d)
   const roots = [...files.map((f) => resolve(PACKAGE, f)), ...memory.keys()]

@@ -1,0 +1,292 @@
+/*
+ * hands-confine --effects FILE: what a job changes on disk, as the relay sees it. The job's seccomp
+ * filter sends every call that can change the filesystem (an open that writes or creates, unlink,
+ * rename, mkdir, rmdir, symlink, link, truncate, mknod, chmod, chown, utimes, the extended
+ * attributes, and their *at and fd forms) to the relay before
+ * the kernel runs it. For each path it has not seen yet, the relay records the path (absolute,
+ * as the job named it, resolved against the caller's working directory or directory descriptor)
+ * and what stood there before (lstat). The host compares that with what stands there when it
+ * reads the record (the job's end, or a shell_logs): created, modified, deleted, renamed.
+ *
+ * The record (FILE, written only by the relay, in the session's spool, which jobs cannot write):
+ * one entry per path first seen, `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <path>\0`
+ * (type: f d l o; perm: the mode's low 12 bits; exists 0 with zeros when nothing was there), and these lines when they happen:
+ *   `! unreadable <n>\0`  calls whose path could not be read (a process that hides its memory)
+ *   `! limit <n>\0`       calls past the limit on distinct paths (counted, not named)
+ *   `R <from>\0<to>\0`     each rename the job asked for (the host pairs renames only along these)
+ *   `! unobserved\0`      (at the end) the job's filter had no supervisor: nothing was seen
+ * Each count line gives the count so far; the last one holds.
+ * It is flushed every 100 ms while the job runs and when the relay ends.
+ */
+#include "hands-confine.h"
+
+#include <linux/fcntl.h>
+#include <linux/mman.h>
+#include <linux/stat.h>
+
+#define MAX_PATHS (1 << 18)        /* distinct paths recorded for one job */
+#define TABLE_SLOTS (1 << 19)      /* open addressing, at most half full */
+#define ARENA_BYTES (64u << 20)    /* the paths themselves */
+#define BUF_BYTES (64 * 1024)
+#define PATH_MAX_BYTES 4096
+
+static int out_fd = -1;
+static char buf[BUF_BYTES];
+static size_t used;
+static __u32 *table;   /* arena offset + 1 of each slot's path, 0 for empty */
+static char *arena;
+static size_t arena_used;
+static long n_paths, n_unreadable, n_over;
+/* The counts as last written (each line says the count so far). */
+static long written_unreadable, written_over;
+static int is_dirty;
+
+static void *map(size_t bytes) {
+  long p = sys6(__NR_mmap, 0, (long)bytes, 3 /* PROT_READ | PROT_WRITE */, 0x22 | 0x4000 /* MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE */, -1, 0);
+  return p < 0 && p > -4096 ? 0 : (void *)p;
+}
+
+int effects_open(const char *file) {
+  out_fd = (int)sys6(__NR_openat, AT_FDCWD, (long)file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600, 0, 0);
+  if (out_fd < 0) return out_fd;
+  table = map(TABLE_SLOTS * sizeof(__u32));
+  arena = map(ARENA_BYTES);
+  if (table == 0 || arena == 0) return -12;
+  return 0;
+}
+
+static void append(const char *s, size_t n);
+static void append_num(unsigned long long v);
+
+void effects_flush(void) {
+  if (out_fd < 0) return;
+  if (n_unreadable != written_unreadable) append("! unreadable ", 13), append_num((u64)n_unreadable), append("", 1), written_unreadable = n_unreadable;
+  if (n_over != written_over) append("! limit ", 8), append_num((u64)n_over), append("", 1), written_over = n_over;
+  size_t at = 0;
+  while (at < used) {
+    long w = sys(__NR_write, out_fd, buf + at, used - at);
+    if (w <= 0) break;
+    at += (size_t)w;
+  }
+  used = 0;
+  is_dirty = 0;
+}
+
+int effects_dirty(void) {
+  return is_dirty;
+}
+
+static void append(const char *s, size_t n) {
+  if (used + n > sizeof buf) {
+    /* Write what is there; the counts go with the next flush. */
+    size_t at = 0;
+    while (at < used) {
+      long w = sys(__NR_write, out_fd, buf + at, used - at);
+      if (w <= 0) break;
+      at += (size_t)w;
+    }
+    used = 0;
+  }
+  if (n > sizeof buf) return;
+  memcpy(buf + used, s, n);
+  used += n;
+  is_dirty = 1;
+}
+
+static void append_num(unsigned long long v) {
+  char d[24];
+  int i = 0;
+  do d[i++] = (char)('0' + v % 10), v /= 10;
+  while (v > 0);
+  char out[24];
+  for (int k = 0; k < i; k++) out[k] = d[i - 1 - k];
+  append(out, (size_t)i);
+}
+
+static u64 hash(const char *s, size_t n) {
+  u64 h = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+/* True (and remembered) the first time `path` is seen; false after, or when nothing more fits. */
+static int first_sight(const char *path, size_t n) {
+  u64 slot = hash(path, n) & (TABLE_SLOTS - 1);
+  for (;;) {
+    __u32 at = table[slot];
+    if (at == 0) break;
+    const char *seen = arena + at - 1;
+    if (len(seen) == n && starts(seen, path, n)) return 0;
+    slot = (slot + 1) & (TABLE_SLOTS - 1);
+  }
+  if (n_paths >= MAX_PATHS || arena_used + n + 1 > ARENA_BYTES) {
+    n_over++;
+    return 0;
+  }
+  memcpy(arena + arena_used, path, n + 1);
+  table[slot] = (__u32)arena_used + 1;
+  arena_used += n + 1;
+  n_paths++;
+  return 1;
+}
+
+/* Read the NUL-terminated string at `addr` in process `pid` into out; its length, or -1. */
+static long read_string(long pid, u64 addr, char *out, size_t room) {
+  size_t got = 0;
+  while (got < room - 1) {
+    /* Up to the end of the page, so a read never crosses into an unmapped one. */
+    size_t chunk = 4096 - ((addr + got) & 4095);
+    if (chunk > room - 1 - got) chunk = room - 1 - got;
+    struct {
+      void *base;
+      size_t len;
+    } local = {out + got, chunk}, remote = {(void *)(addr + got), chunk};
+    long r = sys6(__NR_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
+    if (r <= 0) return -1;
+    for (long i = 0; i < r; i++)
+      if (out[got + (size_t)i] == 0) return (long)(got + (size_t)i);
+    got += (size_t)r;
+  }
+  return -1;
+}
+
+/* The directory a relative path of `pid` starts from: its working directory, or `dirfd`. */
+static long base_dir(long pid, long dirfd, char *out, size_t room) {
+  char link[64];
+  if (dirfd == -100 /* AT_FDCWD */ || dirfd < 0) {
+    proc_path(link, pid, "cwd");
+  } else {
+    char leaf[24] = "fd/";
+    size_t at = 3;
+    char d[12];
+    int i = 0;
+    long v = dirfd;
+    do d[i++] = (char)('0' + v % 10), v /= 10;
+    while (v > 0);
+    while (i > 0) leaf[at++] = d[--i];
+    leaf[at] = 0;
+    proc_path(link, pid, leaf);
+  }
+  long n = sys6(__NR_readlinkat, AT_FDCWD, (long)link, (long)out, (long)room - 1, 0, 0);
+  if (n <= 0) return -1;
+  out[n] = 0;
+  return n;
+}
+
+/* `base` + "/" + `rel`, with "." and ".." taken out and slashes single (the kernel resolves the
+ * rest, symlinks included; the host compares what stands at this name). */
+static size_t join_clean(const char *base, size_t base_n, const char *rel, char *out, size_t room) {
+  size_t n = 0;
+  if (rel[0] != '/') {
+    if (base_n + 1 >= room) return 0;
+    memcpy(out, base, base_n);
+    n = base_n;
+  }
+  const char *p = rel;
+  while (*p) {
+    while (*p == '/') p++;
+    if (!*p) break;
+    const char *start = p;
+    while (*p && *p != '/') p++;
+    size_t k = (size_t)(p - start);
+    if (k == 1 && start[0] == '.') continue;
+    if (k == 2 && start[0] == '.' && start[1] == '.') {
+      while (n > 0 && out[n - 1] != '/') n--;
+      if (n > 0) n--;
+      continue;
+    }
+    if (n + 1 + k + 1 >= room) return 0;
+    out[n++] = '/';
+    memcpy(out + n, start, k);
+    n += k;
+  }
+  if (n == 0) out[n++] = '/';
+  out[n] = 0;
+  return n;
+}
+
+static int is_kernel_fs(const char *path) {
+  return starts(path, "/dev/", 5) || starts(path, "/proc/", 6) || starts(path, "/sys/", 5);
+}
+
+/* Record the path at `path_addr` of `pid` (relative to `dirfd`) into `abs`, the first time it is
+ * seen with what stands there now; its length, or 0 when it could not be read. */
+static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs) {
+  static char rel[PATH_MAX_BYTES], base[PATH_MAX_BYTES];
+  /* No path (an fd form, or utimensat's NULL): the entry the descriptor names. */
+  long rn = path_addr == 0 ? (rel[0] = 0) : read_string(pid, path_addr, rel, sizeof rel);
+  if (rn < 0) {
+    n_unreadable++;
+    return 0;
+  }
+  long bn = 0;
+  if (rel[0] != '/') {
+    bn = base_dir(pid, dirfd, base, sizeof base);
+    if (bn < 0) {
+      n_unreadable++;
+      return 0;
+    }
+    /* A descriptor of a pipe, socket or anonymous inode: no entry on disk. */
+    if (base[0] != '/') return 0;
+  }
+  size_t n = join_clean(base, (size_t)bn, rel, abs, PATH_MAX_BYTES);
+  /* Kernel file systems are not disk: bash opens /dev/tty to write at every start. */
+  if (n == 0 || is_kernel_fs(abs) || !first_sight(abs, n)) return n;
+  struct statx st;
+  memset(&st, 0, sizeof st);
+  long r = sys6(__NR_statx, AT_FDCWD, (long)abs, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME, (long)&st, 0);
+  if (r != 0) {
+    append("0 - 0 0 0 0 0 0 0 0 ", 20);
+  } else {
+    unsigned type = st.stx_mode & S_IFMT;
+    append("1 ", 2);
+    append(type == S_IFREG ? "f " : type == S_IFDIR ? "d " : type == S_IFLNK ? "l " : "o ", 2);
+    /* The device number as glibc's makedev() (and so Node's fs.Stats.dev) encodes it. */
+    u64 ma = st.stx_dev_major, mi = st.stx_dev_minor;
+    append_num(((ma & 0xfffff000ULL) << 32) | ((ma & 0xfffULL) << 8) | ((mi & 0xffffff00ULL) << 12) | (mi & 0xffULL)), append(" ", 1);
+    append_num(st.stx_ino), append(" ", 1);
+    append_num(st.stx_size), append(" ", 1);
+    append_num((u64)st.stx_mtime.tv_sec * 1000000000ULL + st.stx_mtime.tv_nsec), append(" ", 1);
+    append_num((u64)st.stx_ctime.tv_sec * 1000000000ULL + st.stx_ctime.tv_nsec), append(" ", 1);
+    append_num(st.stx_mode & 07777), append(" ", 1);
+    append_num(st.stx_uid), append(" ", 1);
+    append_num(st.stx_gid), append(" ", 1);
+  }
+  append(abs, n + 1);
+  return n;
+}
+
+void effects_record(long pid, __u32 arch, int nr, const u64 *args) {
+  if (out_fd < 0) return;
+  const struct effect_call *call = effect_call(arch, nr);
+  if (call == 0) return;
+  if (call->flags == -2) {
+    /* openat2: the flags are the first field of its struct open_how. */
+    u64 flags = 0;
+    struct {
+      void *base;
+      size_t len;
+    } local = {&flags, sizeof flags}, remote = {(void *)args[2], sizeof flags};
+    if (sys6(__NR_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0) != (long)sizeof flags) {
+      n_unreadable++;
+      return;
+    }
+    if ((flags & (01 | 02 | 0100 | 01000 | 020000000)) == 0) return;
+  }
+  /* A dirfd is an int; AT_FDCWD is -100. */
+  static char from[PATH_MAX_BYTES], to[PATH_MAX_BYTES];
+  size_t n = record_path(pid, call->path < 0 ? 0 : args[(int)call->path], call->dirfd < 0 ? -100 : (long)(int)args[(int)call->dirfd], from);
+  if (call->path2 < 0) return;
+  size_t m = record_path(pid, args[(int)call->path2], call->dirfd2 < 0 ? -100 : (long)(int)args[(int)call->dirfd2], to);
+  /* A rename, each one: the host pairs what left one name with what arrived at the other only along these. */
+  if (n == 0 || m == 0) return;
+  append("R ", 2), append(from, n + 1), append(to, m + 1);
+}
+
+void effects_close(int is_observed) {
+  if (out_fd < 0) return;
+  if (!is_observed) append("! unobserved", 13);
+  effects_flush();
+  sys(__NR_close, out_fd, 0, 0);
+  out_fd = -1;
+}

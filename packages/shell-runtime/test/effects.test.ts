@@ -1,0 +1,233 @@
+/**
+ * Each command's result says what it changed on disk, exactly: the relay sees every call of the
+ * job's tree that can change the filesystem, and the host compares what stood at each path before
+ * with what stands there at the end. Run through shell_run and shell_background, under every
+ * confinement mechanism that works here and with confinement off (observed as root).
+ */
+import { spawn } from 'node:child_process'
+import { chmodSync, chownSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { shellRun, shellStop, type Changes } from '@hands/contracts'
+import { describe, expect, it } from 'vitest'
+import { FIXTURES, logsUntil, makeRuntime, MECHANISMS, tempDir, valid } from './helpers.ts'
+
+const isRoot = process.getuid?.() === 0
+/** Off is observed only when hands runs as root (see docs/effects.md). */
+const MODES = [...MECHANISMS, ...(isRoot ? (['off'] as const) : [])]
+
+/** The parts of an account a test states: what is named, counted, and whether it is complete. */
+function account(c: Changes) {
+  return { created: c.created, modified: c.modified, deleted: c.deleted, renamed: c.renamed, counts: c.counts, outside_roots: c.outside_roots }
+}
+const none = { created: [], modified: [], deleted: [], renamed: [], counts: { created: 0, modified: 0, deleted: 0, renamed: 0 }, outside_roots: 0 }
+const only = (kind: 'created' | 'modified' | 'deleted', ...paths: string[]) => ({
+  ...none,
+  [kind]: paths,
+  counts: { ...none.counts, [kind]: paths.length },
+})
+const renamed = (...pairs: Array<[string, string]>) => ({
+  ...none,
+  renamed: pairs.map(([from, to]) => ({ from, to })),
+  counts: { ...none.counts, renamed: pairs.length },
+})
+
+/** Each line, what the root holds before it (made by the test), and the account it must get. */
+function table(root: string, second: string, outside: string | null) {
+  const file = (rel: string, text = 'old\n') => {
+    mkdirSync(join(root, rel, '..'), { recursive: true })
+    writeFileSync(join(root, rel), text)
+  }
+  file('append.txt')
+  file('truncate.txt')
+  file('delete.txt')
+  file('rename-from.txt')
+  file('across/from.txt')
+  mkdirSync(join(root, 'across-to'))
+  file('over/a.txt', 'a\n')
+  file('over/b.txt', 'b\n')
+  mkdirSync(join(root, 'empty-dir'))
+  file('chmod.txt')
+  chmodSync(join(root, 'chmod.txt'), 0o644)
+  mkdirSync(join(root, 'chmod-dir'))
+  chmodSync(join(root, 'chmod-dir'), 0o755)
+  file('touch.txt')
+  file('mmap.bin', 'x'.repeat(4096))
+  file('hard-src.txt')
+  file('rewrite.txt', 'same\n')
+  file('tree/a/1.txt')
+  file('tree/a/2.txt')
+  symlinkSync('append.txt', join(root, 'old-link'))
+  return [
+    { line: 'echo hi > created.txt', want: only('created', 'created.txt') },
+    { line: 'echo more >> append.txt', want: only('modified', 'append.txt') },
+    { line: ': > truncate.txt', want: only('modified', 'truncate.txt') },
+    { line: 'rm delete.txt', want: only('deleted', 'delete.txt') },
+    { line: 'mv rename-from.txt rename-to.txt', want: renamed(['rename-from.txt', 'rename-to.txt']) },
+    { line: 'mv across/from.txt across-to/to.txt', want: renamed(['across/from.txt', 'across-to/to.txt']) },
+    // Over an existing file: the old b.txt is gone, a.txt's entry stands at its name.
+    { line: 'mv over/a.txt over/b.txt', want: renamed(['over/a.txt', 'over/b.txt']) },
+    { line: 'mkdir made-dir', want: only('created', 'made-dir/') },
+    { line: 'rmdir empty-dir', want: only('deleted', 'empty-dir/') },
+    { line: 'ln -s created.txt link', want: only('created', 'link') },
+    { line: 'ln -sfn truncate.txt old-link', want: only('modified', 'old-link') },
+    { line: 'ln hard-src.txt hard.txt', want: only('created', 'hard.txt') },
+    { line: 'chmod 600 chmod.txt', want: only('modified', 'chmod.txt') },
+    { line: 'chmod 700 chmod-dir', want: only('modified', 'chmod-dir/') },
+    { line: 'touch -d 2001-01-01 touch.txt', want: only('modified', 'touch.txt') },
+    { line: 'echo same > rewrite.txt', want: only('modified', 'rewrite.txt') },
+    // Writes through a shared memory map: the file was opened to write, its times changed.
+    {
+      line: `python3 -c "import mmap,os,time; f=open('mmap.bin','r+b'); m=mmap.mmap(f.fileno(),0); time.sleep(0.02); m[0:1]=b'y'; m.flush()"`,
+      want: only('modified', 'mmap.bin'),
+    },
+    // A child's write, one started with &, and a daemon that outlives the line (stopped at its end).
+    { line: `bash -c 'echo c > child.txt'`, want: only('created', 'child.txt') },
+    { line: `(echo a > amp.txt) & wait`, want: only('created', 'amp.txt') },
+    { line: `setsid bash -c 'echo d > daemon.txt; exec sleep 1000' & sleep 0.3`, want: only('created', 'daemon.txt') },
+    // Made and removed again within the line: nothing to report.
+    { line: 'echo t > fleeting.txt && rm fleeting.txt', want: none },
+    // A directory made with what it holds: the directory is named, its contents counted.
+    { line: 'mkdir -p deep/x/y && touch deep/x/y/f deep/g', want: { ...none, created: ['deep/'], counts: { ...none.counts, created: 5 } } },
+    { line: 'rm -r tree', want: { ...none, deleted: ['tree/'], counts: { ...none.counts, deleted: 4 } } },
+    // Past the listed paths: the first ten named, all counted.
+    {
+      line: 'for i in $(seq -w 1 25); do echo $i > many-$i.txt; done',
+      want: { ...none, created: Array.from({ length: 10 }, (_, i) => `many-${String(i + 1).padStart(2, '0')}.txt`), counts: { ...none.counts, created: 25 } },
+    },
+    // A second root, outside the workspace: named by its absolute path. The session's TMPDIR is the job's scratch.
+    { line: `echo o > ${second}/out.txt; echo t > "$TMPDIR/scratch.txt"`, want: only('created', `${second}/out.txt`) },
+    // Outside the roots (only confinement off lets a command write there): counted, not named.
+    ...(outside === null ? [] : [{ line: `echo o > ${outside}/out.txt`, want: { ...none, outside_roots: 1 } }]),
+    // Reading changes nothing.
+    { line: 'cat append.txt > /dev/null; ls -R > /dev/null', want: none },
+  ]
+}
+
+describe.each(MODES)('what each command changed on disk (%s)', (confine) => {
+  it('names each change exactly: create, append, truncate, delete, rename within and across directories, mkdir, rmdir, symlink, hard link, chmod, times, mmap, a child, &, a daemon', async () => {
+    const root = tempDir('workspace')
+    const second = tempDir('second-root')
+    const { rt } = makeRuntime({ confine, roots: [root, second] })
+    const cases = table(root, second, confine === 'off' ? tempDir('outside') : null)
+    const r = valid(shellRun, await rt.shell_run({ commands: cases.map((c) => c.line), cwd: root }))
+    for (const [i, c] of cases.entries()) {
+      const got = r.commands[i]
+      expect(got?.exit, `${c.line}: ${got?.stderr}`).toBe(0)
+      expect({ line: c.line, ...account(got!.changes) }).toEqual({ line: c.line, ...c.want })
+      expect(got!.changes.is_complete, c.line).toBe(true)
+      expect(got!.changes.note, c.line).toBeNull()
+    }
+    expect(readFileSync(join(root, 'mmap.bin'), 'latin1').charAt(0)).toBe('y')
+  })
+})
+
+describe.each(MODES)('whose changes they are (%s)', (confine) => {
+  it('a change belongs to the call whose tree made it: not to a concurrent call, nor to a background shell running meanwhile', async () => {
+    const { rt } = makeRuntime({ confine })
+    const bg = await rt.shell_background({ commands: ['for i in $(seq 1 40); do echo $i > bg-$i.txt; sleep 0.05; done; echo done; sleep 1000'] })
+    const [a, b] = await Promise.all([
+      rt.shell_run({ commands: ['for i in 1 2 3 4 5; do echo a > a-$i.txt; sleep 0.1; done'] }),
+      rt.shell_run({ commands: ['for i in 1 2 3 4 5; do echo b > b-$i.txt; sleep 0.1; done'] }),
+    ])
+    const names = (n: string) => [1, 2, 3, 4, 5].map((i) => `${n}-${i}.txt`)
+    expect(a.commands[0]?.changes.created).toEqual(names('a'))
+    expect(b.commands[0]?.changes.created).toEqual(names('b'))
+    await logsUntil(rt, bg.id, (lines) => lines.includes('done'), 60_000)
+    const stop = valid(shellStop, await rt.shell_stop({ id: bg.id }))
+    expect(stop.changes.counts.created).toBe(40)
+    expect(stop.changes.created).toEqual(Array.from({ length: 10 }, (_, i) => `bg-${i + 1}.txt`))
+    expect(stop.changes.is_complete).toBe(true)
+  })
+})
+
+describe('what the observer cannot see, it says', () => {
+  it('without a seccomp supervisor, each result says its changes were not observed, and the summary names the gap', async () => {
+    const saved = process.env.HANDS_CONFINE_UNAVAILABLE
+    process.env.HANDS_CONFINE_UNAVAILABLE = 'supervisor'
+    let made
+    try {
+      made = makeRuntime({ confine: MECHANISMS[0] ?? 'off' })
+    } finally {
+      if (saved === undefined) delete process.env.HANDS_CONFINE_UNAVAILABLE
+      else process.env.HANDS_CONFINE_UNAVAILABLE = saved
+    }
+    const { rt } = made
+    const r = await rt.shell_run({ commands: ['echo x > x.txt'] })
+    const c = r.commands[0]!.changes
+    expect(c.is_complete).toBe(false)
+    expect(c.note).toMatch(/^Not observed: /)
+    expect(c.counts).toEqual({ created: 0, modified: 0, deleted: 0, renamed: 0 })
+    expect(rt.confinement.summary).toMatch(/gap: what commands change on disk is not reported/)
+  })
+
+  it('a host that leaves the observer out gets results that say so', async () => {
+    const { rt } = makeRuntime({ confine: MODES[0] ?? 'off', changes: false })
+    const c = (await rt.shell_run({ commands: ['echo x > x.txt'] })).commands[0]!.changes
+    expect(c).toMatchObject({ created: [], is_complete: false, note: 'Not observed: the host switched the account of changes off.' })
+    expect(rt.confinement.summary).toMatch(/gap: what commands change on disk is not reported \(the host switched the account of changes off\)/)
+    expect(() => makeRuntime({ changes: 'no' as unknown as boolean })).toThrow('changes must be true or false (got no)')
+  })
+
+  it('an observed session says so in its summary', () => {
+    const { rt } = makeRuntime({ confine: MODES[0] ?? 'off' })
+    expect(rt.confinement.summary).toMatch(/changes on disk: each command's, seen by the helper as it makes them, are in its result/)
+  })
+})
+
+describe.skipIf(!isRoot)('as an unprivileged user', () => {
+  const NOBODY = 65534
+  function host(confine: string): Promise<{ exit: number; stderr: string; changes: Changes; summary: string }> {
+    const root = tempDir('effects-nobody')
+    writeFileSync(join(root, 'gone.txt'), 'g\n')
+    chownSync(root, NOBODY, NOBODY)
+    chownSync(join(root, 'gone.txt'), NOBODY, NOBODY)
+    const argv = [
+      'setpriv',
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      '--clear-groups',
+      '--',
+      process.execPath,
+      '--conditions=hands-source',
+      '--import',
+      'tsx',
+      join(FIXTURES, 'effects-host.ts'),
+      confine,
+      root,
+    ]
+    const [file, ...args] = argv as [string, ...string[]]
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: root } })
+    let out = ''
+    let err = ''
+    child.stdout?.on('data', (d: Buffer) => (out += d))
+    child.stderr?.on('data', (d: Buffer) => (err += d))
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000)
+      child.once('close', (code) => {
+        clearTimeout(timer)
+        if (code !== 0) reject(new Error(`the host exited ${code}: ${err}`))
+        else resolve(JSON.parse(out))
+      })
+    })
+  }
+
+  it.each(MECHANISMS)('confined by %s, an ordinary user’s commands are observed exactly', async (confine) => {
+    const r = await host(confine)
+    expect(r.exit, r.stderr).toBe(0)
+    expect(account(r.changes)).toEqual({
+      ...none,
+      created: ['d/'],
+      deleted: ['gone.txt'],
+      counts: { ...none.counts, created: 2, deleted: 1 },
+    })
+    expect(r.changes.is_complete).toBe(true)
+  })
+
+  it('unconfined, an ordinary user’s commands are not observed, and each result says so', async () => {
+    const r = await host('off')
+    expect(r.exit, r.stderr).toBe(0)
+    expect(r.changes.is_complete).toBe(false)
+    expect(r.changes.note).toBe('Not observed: commands run unconfined, and seeing their calls would take no_new_privs, which stops sudo.')
+    expect(r.summary).toMatch(/gap: what commands change on disk is not reported \(commands run unconfined/)
+  })
+})

@@ -1,0 +1,94 @@
+/**
+ * `pnpm bench effects`: what the account of changes on disk costs, against baselines measured in
+ * the same run. (1) shell_run(["true"]) with changes observed, in a root of 10,000 and of 100,000
+ * files, against a raw piped spawn of `bash -c true` and against the same runtime with changes
+ * off: the observer records only what a job names, so a root's size should not matter.
+ * (2) A command creating 20,000 small files, changes observed against changes off.
+ */
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
+import { inTurn, median, rawSpawn, spread, timed } from './timings.ts'
+
+function report(what: string, figure: string, verdict = '') {
+  console.log(`${what.padEnd(62)} ${figure.padEnd(34)} ${verdict}`)
+}
+const check = (ok: boolean, target: string) => `${ok ? 'ok' : 'MISSED'} (target ${target})`
+
+/** A root holding `files` small files, 100 to a directory. */
+function rootOf(files: number): string {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), `hands-bench-effects-${files}-`)))
+  for (let d = 0; d < files / 100; d++) {
+    const dir = join(root, `d${d}`)
+    mkdirSync(dir)
+    for (let f = 0; f < 100; f++) writeFileSync(join(dir, `f${f}.txt`), 'x\n')
+  }
+  return root
+}
+
+const made: Array<{ root: string; rts: ShellRuntime[] }> = []
+try {
+  for (const files of [10_000, 100_000]) {
+    const root = rootOf(files)
+    const on = createShellRuntime({ roots: [root] })
+    const off = createShellRuntime({ roots: [root], changes: false })
+    made.push({ root, rts: [on, off] })
+    if (files === 10_000) console.log(`${on.confinement.summary.split('\n')[0]}; ${on.confinement.summary.split('\n').at(-1)}\n`)
+    const first = await on.shell_run({ commands: ['true'] })
+    if (first.commands[0]?.changes.is_complete !== true) throw new Error(`changes are not observed here: ${first.commands[0]?.changes.note}`)
+    await off.shell_run({ commands: ['true'] })
+    const raw: number[] = []
+    const tOn: number[] = []
+    const tOff: number[] = []
+    for (let i = 0; i < 300; i++) {
+      await inTurn(i, [
+        async () => raw.push(await timed(rawSpawn)),
+        async () => tOn.push(await timed(() => on.shell_run({ commands: ['true'] }))),
+        async () => tOff.push(await timed(() => off.shell_run({ commands: ['true'] }))),
+      ])
+    }
+    const k = `${files.toLocaleString('en')} files`
+    report(`raw spawn bash -c true (${k} in the root; min–median–max)`, `${spread(raw)} ms`)
+    report(`shell_run(["true"]), changes observed`, `${spread(tOn)} ms`)
+    report(`shell_run(["true"]), changes off`, `${spread(tOff)} ms`)
+    const target = files === 10_000 ? 1.3 : 1.5
+    report('  ratio observed / raw (medians)', `${(median(tOn) / median(raw)).toFixed(2)}x`, check(median(tOn) / median(raw) <= target, `≤ ${target}x`))
+    report('  ratio observed / changes off (medians)', `${(median(tOn) / median(tOff)).toFixed(2)}x`)
+  }
+
+  // 2. 20,000 small files made by one command, observed against off, rounds interleaved.
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-effects-burst-')))
+  const on = createShellRuntime({ roots: [root] })
+  const off = createShellRuntime({ roots: [root], changes: false })
+  made.push({ root, rts: [on, off] })
+  const burst = (dir: string) =>
+    `mkdir ${dir} && python3 -c "import os\nfor i in range(20000):\n  open(os.path.join('${dir}', str(i)), 'w').write('x')" && rm -rf ${dir}`
+  const tOn: number[] = []
+  const tOff: number[] = []
+  let counted = 0
+  for (let r = 0; r < 7; r++) {
+    await inTurn(r, [
+      async () => {
+        const a = await on.shell_run({ commands: [burst(`on-${r}`)] })
+        if (a.exit !== 0) throw new Error(a.commands[0]?.stderr)
+        counted = a.commands[0]?.changes.counts.created ?? -1
+        tOn.push(a.commands[0]?.duration_ms ?? 0)
+      },
+      async () => {
+        const b = await off.shell_run({ commands: [burst(`off-${r}`)] })
+        if (b.exit !== 0) throw new Error(b.commands[0]?.stderr)
+        tOff.push(b.commands[0]?.duration_ms ?? 0)
+      },
+    ])
+  }
+  report('20,000 files made (and removed), changes off (ms)', spread(tOff, 0))
+  report('20,000 files made (and removed), changes observed (ms)', spread(tOn, 0))
+  report('  ratio observed / off (medians)', `${(median(tOn) / median(tOff)).toFixed(2)}x`, check(median(tOn) / median(tOff) <= 1.15, '≤ 1.15x'))
+  console.log(`  (the observed account of the last round: ${counted} created, as the files were removed in the same line: expected 0)`)
+} finally {
+  for (const { root, rts } of made) {
+    await Promise.all(rts.map((rt) => rt.close()))
+    rmSync(root, { recursive: true, force: true })
+  }
+}
