@@ -120,6 +120,26 @@ describe.each(MODES)('what each command changed on disk (%s)', (confine) => {
     }
     expect(readFileSync(join(root, 'mmap.bin'), 'latin1').charAt(0)).toBe('y')
   })
+
+  it('names each change of the same table exactly when each line runs as a background shell (shell_stop’s total)', async () => {
+    const root = tempDir('workspace')
+    const second = tempDir('second-root')
+    const { rt } = makeRuntime({ confine, roots: [root, second] })
+    const cases = table(root, second, confine === 'off' ? tempDir('outside') : null)
+    // Eight shells at a time (the session's cap is 16), each waited for until it exits, then stopped.
+    for (let at = 0; at < cases.length; at += 8) {
+      const batch = cases.slice(at, at + 8)
+      const shells = await Promise.all(batch.map((c) => rt.shell_background({ commands: [c.line], cwd: root })))
+      for (const [i, c] of batch.entries()) {
+        const id = shells[i]!.id
+        await eventually(async () => ((await rt.shell_logs({ id })).status === 'exited' ? true : undefined), 30_000, `${c.line} to exit`)
+        const stop = valid(shellStop, await rt.shell_stop({ id }))
+        expect(stop.exit, c.line).toBe(0)
+        expect({ line: c.line, ...account(stop.changes) }).toEqual({ line: c.line, ...c.want })
+        expect(stop.changes.note, c.line).toBeNull()
+      }
+    }
+  })
 })
 
 describe.each(MODES)('whose changes they are (%s)', (confine) => {
