@@ -182,7 +182,7 @@ export const RENDER_EXAMPLES: { [N in ToolName]: ToolExamples<N> } = {
             },
             {
               ...COMMAND,
-              command: 'touch $\'a\\nb\' && for i in $(seq 12); do touch f$i; done',
+              command: "touch $'a\\nb' && for i in $(seq 12); do touch f$i; done",
               stdout: '',
               changes: {
                 ...UNCHANGED,
