@@ -27,6 +27,8 @@ export type SpawnerStdio = 'ignore' | 'pipe'
 const FRAME_MAX = 1 << 20
 /** The most descriptors one job may get from the spawner (native/spawner.c FDS_MAX). */
 const FDS_MAX = 8
+/** How long the spawner may take to say it is ready before it counts as broken (it is killed; jobs start through Node). */
+const READY_MS = 5000
 /** How often a job whose spawner died is looked at until it is gone (its end is no longer reported). */
 const ORPHAN_POLL_MS = 25
 
@@ -117,13 +119,18 @@ export class Spawner {
     this.#ready = new Promise<boolean>((resolve) => {
       onReady = resolve
     })
+    const timer = setTimeout(() => this.close(), READY_MS)
+    timer.unref()
     this.#child.on('message', (message: Record<string, number>, handle?: Socket) => {
       if (message['ready'] === 1) {
+        clearTimeout(timer)
         this.#isAlive = true
         onReady(true)
+        this.#idle()
       } else this.#onMessage(message, handle)
     })
     const died = () => {
+      clearTimeout(timer)
       onReady(false)
       this.#died()
     }
@@ -131,7 +138,6 @@ export class Spawner {
     this.#child.once('exit', died)
     this.#child.once('disconnect', died)
     this.#child.stdin?.on('error', () => undefined)
-    this.#idle()
   }
 
   /** The spawner's pid (the parent of every job it started), or undefined when it never started. */
@@ -222,7 +228,7 @@ export class Spawner {
     this.#idle()
   }
 
-  /** Keep the event loop alive while a job is being started or running; not otherwise. */
+  /** Keep the event loop alive while the spawner starts, a job is being started or runs; not otherwise. */
   #busy(): void {
     this.#child.channel?.ref()
   }
