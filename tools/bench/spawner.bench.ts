@@ -7,6 +7,8 @@
  * Each round runs CALLS calls of every side, one side after another in a rotating order, and
  * reports the median of each; the figures are min – median – max over the rounds. The same again
  * with BALLAST_MIB of touched heap in the server, where a fork of it copies more page tables.
+ * BENCH_CONFINE (auto, landlock, bwrap, off) and BENCH_CHANGES=0 pick the sessions' confinement and
+ * account of changes, to see the spawn apart from what confining and observing a job costs.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -18,9 +20,13 @@ const ROUNDS = Math.max(5, Number(process.env['BENCH_ROUNDS'] ?? 7))
 const CALLS = Math.max(20, Number(process.env['BENCH_CALLS'] ?? 100))
 const BALLAST_MIB = Number(process.env['BENCH_BALLAST_MIB'] ?? 160)
 
+const CONFINE = (process.env['BENCH_CONFINE'] ?? 'auto') as 'auto' | 'landlock' | 'bwrap' | 'off'
+const CHANGES = process.env['BENCH_CHANGES'] !== '0'
+
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-spawner-')))
-const withSpawner = createShellRuntime({ roots: [root] })
-const without = createShellRuntime({ roots: [root], spawner: false })
+const withSpawner = createShellRuntime({ roots: [root], confine: CONFINE, changes: CHANGES })
+const without = createShellRuntime({ roots: [root], confine: CONFINE, changes: CHANGES, spawner: false })
+console.log(`confinement: ${withSpawner.confinement.kind}; account of changes: ${CHANGES ? 'on' : 'off'}`)
 
 async function runTrue(rt: ShellRuntime): Promise<void> {
   const r = await rt.shell_run({ commands: ['true'] })
