@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import { readFileSync } from 'node:fs'
 import type { Socket } from 'node:net'
-import type { Readable, Writable } from 'node:stream'
+import { Readable, type Writable } from 'node:stream'
 import type { Launch } from '../confine/confiner.ts'
 import { signalName } from './signals.ts'
 
@@ -29,6 +29,12 @@ const FRAME_MAX = 1 << 20
 const FDS_MAX = 8
 /** How long the spawner may take to say it is ready before it counts as broken (it is killed; jobs start through Node). */
 const READY_MS = 5000
+/**
+ * How long after the job's pid its descriptors may still be on their way. Node drops a descriptor
+ * it cannot take (it is out of descriptors itself): the job then runs with that output going
+ * nowhere rather than hang its call.
+ */
+const HANDLES_MS = 2000
 /** How often a job whose spawner died is looked at until it is gone (its end is no longer reported). */
 const ORPHAN_POLL_MS = 25
 
@@ -40,7 +46,7 @@ export class SpawnedJob extends EventEmitter implements JobProcess {
 
   constructor(
     readonly pid: number,
-    readonly stdio: ReadonlyArray<Socket | null>,
+    readonly stdio: ReadonlyArray<Readable | null>,
   ) {
     super()
   }
@@ -68,7 +74,8 @@ export class SpawnedJob extends EventEmitter implements JobProcess {
 }
 
 interface Pending {
-  fds: Array<Socket | null>
+  fds: Array<Readable | null>
+  stdio: SpawnerStdio[]
   missing: number
   pid: number | null
   resolve: (job: SpawnedJob | null) => void
@@ -161,7 +168,7 @@ export class Spawner {
     const id = this.#nextId++
     const job = new Promise<SpawnedJob | null>((resolve) => {
       const fds = stdio.map(() => null)
-      this.#pending.set(id, { fds, missing: stdio.filter((s) => s === 'pipe').length, pid: null, resolve })
+      this.#pending.set(id, { fds, stdio, missing: stdio.filter((s) => s === 'pipe').length, pid: null, resolve })
     })
     this.#busy()
     this.#child.stdin?.write(Buffer.concat([u32(request.length + 5), Buffer.from('S'), u32(id), request]))
@@ -200,8 +207,16 @@ export class Spawner {
       if (fd !== undefined && handle !== undefined && p.fds[fd] === null) {
         p.fds[fd] = handle
         p.missing--
-      } else if (message['pid'] !== undefined) p.pid = message['pid']
-      else if (message['errno'] !== undefined) return this.#settle(id, p, false)
+      } else if (message['pid'] !== undefined) {
+        p.pid = message['pid']
+        if (p.missing > 0) {
+          setTimeout(() => {
+            if (this.#pending.get(id) !== p) return
+            for (const [k, s] of p.fds.entries()) if (s === null && p.stdio[k] === 'pipe') p.fds[k] = Readable.from([])
+            this.#settle(id, p, true)
+          }, HANDLES_MS)
+        }
+      } else if (message['errno'] !== undefined) return this.#settle(id, p, false)
       if (p.pid !== null && p.missing === 0) this.#settle(id, p, true)
       return
     }
