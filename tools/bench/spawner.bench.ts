@@ -61,7 +61,11 @@ async function phase(title: string): Promise<void> {
     { name: 'shell_run(["true"]) without (Node spawn)', call: () => runTrue(without), wall: [], cpu: [] },
   ]
   for (let i = 0; i < 10; i++) for (const s of sides) await s.call()
-  for (let round = 0; round < ROUNDS; round++) await inTurn(round, sides.map((s) => () => measure(s)))
+  for (let round = 0; round < ROUNDS; round++)
+    await inTurn(
+      round,
+      sides.map((s) => () => measure(s)),
+    )
   const [raw, spawner, node] = sides as [Side, Side, Side]
   const ratio = (a: number[], b: number[]) => a.map((x, k) => x / (b[k] as number))
   console.log(`\n${title} (rss ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB; ${ROUNDS} rounds × ${CALLS} calls; min – median – max over rounds)`)

@@ -34,7 +34,9 @@ describe('the spawner', () => {
       // One spawner per session, for every job.
       expect(await starterOf(rt.shell_run({ commands: [STARTER] }))).toBe(first)
       // Nothing of the server's environment is in it (Node gives its IPC channel's variables only).
-      const env = readFileSync(`/proc/${first}/environ`, 'latin1').split('\0').filter((e) => e !== '')
+      const env = readFileSync(`/proc/${first}/environ`, 'latin1')
+        .split('\0')
+        .filter((e) => e !== '')
       expect(env.every((e) => e.startsWith('NODE_CHANNEL_'))).toBe(true)
       await rt.close()
       await eventually(() => !alive(first) || undefined, 5000, 'the spawner to end with its session')

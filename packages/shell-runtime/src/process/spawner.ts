@@ -78,6 +78,8 @@ interface Pending {
   stdio: SpawnerStdio[]
   missing: number
   pid: number | null
+  /** The job's end, when it came before the job was handed out. */
+  ended: [number | null, number | null] | null
   resolve: (job: SpawnedJob | null) => void
 }
 
@@ -168,7 +170,7 @@ export class Spawner {
     const id = this.#nextId++
     const job = new Promise<SpawnedJob | null>((resolve) => {
       const fds = stdio.map(() => null)
-      this.#pending.set(id, { fds, stdio, missing: stdio.filter((s) => s === 'pipe').length, pid: null, resolve })
+      this.#pending.set(id, { fds, stdio, missing: stdio.filter((s) => s === 'pipe').length, pid: null, ended: null, resolve })
     })
     this.#busy()
     this.#child.stdin?.write(Buffer.concat([u32(request.length + 5), Buffer.from('S'), u32(id), request]))
@@ -197,35 +199,43 @@ export class Spawner {
 
   #onMessage(message: Record<string, number>, handle: Socket | undefined): void {
     const id = message['id']
-    if (id !== undefined) {
-      const p = this.#pending.get(id)
-      if (p === undefined) {
-        handle?.destroy()
-        return
-      }
-      const fd = message['fd']
-      if (fd !== undefined && handle !== undefined && p.fds[fd] === null) {
-        p.fds[fd] = handle
-        p.missing--
-      } else if (message['pid'] !== undefined) {
-        p.pid = message['pid']
-        if (p.missing > 0) {
-          setTimeout(() => {
-            if (this.#pending.get(id) !== p) return
-            for (const [k, s] of p.fds.entries()) if (s === null && p.stdio[k] === 'pipe') p.fds[k] = Readable.from([])
-            this.#settle(id, p, true)
-          }, HANDLES_MS)
-        }
-      } else if (message['errno'] !== undefined) return this.#settle(id, p, false)
-      if (p.pid !== null && p.missing === 0) this.#settle(id, p, true)
+    const p = id === undefined ? undefined : this.#pending.get(id)
+    if (id === undefined || p === undefined) {
+      handle?.destroy()
+      if (message['exit'] !== undefined) this.#ended(message['exit'], message['code'] ?? null, message['signal'] ?? null)
       return
     }
-    const pid = message['exit']
-    if (pid === undefined) return
+    const fd = message['fd']
+    if (fd !== undefined && handle !== undefined && p.fds[fd] === null) {
+      p.fds[fd] = handle
+      p.missing--
+    } else if (message['errno'] !== undefined) {
+      this.#settle(id, p, false)
+      return
+    } else if (message['pid'] !== undefined) {
+      p.pid = message['pid']
+      if (p.missing > 0) setTimeout(() => this.#withoutMissing(id, p), HANDLES_MS)
+    }
+    if (p.pid !== null && p.missing === 0) this.#settle(id, p, true)
+  }
+
+  /** Start job `id` with the descriptors Node dropped (it was out of them) reading as ended. */
+  #withoutMissing(id: number, p: Pending): void {
+    if (this.#pending.get(id) !== p) return
+    for (const [k, s] of p.fds.entries()) if (s === null && p.stdio[k] === 'pipe') p.fds[k] = Readable.from([])
+    this.#settle(id, p, true)
+  }
+
+  /** The first process `pid` of a job ended; once its job knows, the spawner may reap it (only then is the pid free again). */
+  #ended(pid: number, code: number | null, signal: number | null): void {
     const job = this.#jobs.get(pid)
+    if (job === undefined) {
+      // Still being handed out (its descriptors are late): it ends once it is.
+      for (const p of this.#pending.values()) if (p.pid === pid) p.ended = [code, signal]
+      return
+    }
     this.#jobs.delete(pid)
-    job?.end(message['code'] ?? null, message['signal'] ?? null)
-    // Node has seen it end: the spawner may reap it (its pid is free again only now).
+    job.end(code, signal)
     this.#child.stdin?.write(frame(Buffer.concat([Buffer.from('R'), u32(pid)])))
     this.#idle()
   }
@@ -239,6 +249,7 @@ export class Spawner {
       const job = new SpawnedJob(p.pid, p.fds)
       this.#jobs.set(p.pid, job)
       p.resolve(job)
+      if (p.ended !== null) this.#ended(p.pid, ...p.ended)
     }
     this.#idle()
   }
@@ -257,14 +268,20 @@ export class Spawner {
   }
 
   /**
-   * The spawner is gone. Requests in flight start with Node's spawn instead; a job it started
-   * goes on (the kernel gives it a new parent), and its end is seen when it is gone, by polling,
+   * The spawner is gone. Requests in flight without a job yet start with Node's spawn instead; a
+   * job it started goes on (the kernel gives it a new parent), and its end is seen when it is gone, by polling,
    * since no one reports it any more.
    */
   #died(): void {
     if (this.#isDead) return
     this.#isDead = true
-    for (const [id, p] of this.#pending) this.#settle(id, p, false)
+    // A job whose pid came is running: it is handed out with what descriptors it has. One that was
+    // forked but not reported yet is the only start that can happen twice (Node's then runs it
+    // too); it runs with its output going nowhere and is stopped with the job's tree.
+    for (const [id, p] of this.#pending) {
+      if (p.pid === null) this.#settle(id, p, false)
+      else this.#withoutMissing(id, p)
+    }
     for (const [pid, job] of this.#jobs) {
       const start = stateOf(pid)?.start
       const timer = setInterval(() => {
