@@ -149,11 +149,6 @@ export class Spawner {
     this.#child.stdin?.on('error', () => undefined)
   }
 
-  /** The spawner's pid (the parent of every job it started), or undefined when it never started. */
-  get pid(): number | undefined {
-    return this.#child.pid
-  }
-
   /** True when the spawner answers requests. */
   get isAlive(): boolean {
     return this.#isAlive && !this.#isDead
