@@ -160,7 +160,17 @@ static unsigned read_u32(const unsigned char *p) {
 }
 
 /* In the fork: the job's descriptors, session and directory, then the exec. Never returns. */
-__attribute__((noreturn)) static void become_job(const int *job_fds, int nfds, int cwd_fd, int err_fd, const char *file, char **argv, char **envp) {
+__attribute__((noreturn)) static void become_job(const int *job_fds, int nfds, int cwd_fd, int err_fd, const int *go, const char *file, char **argv, char **envp) {
+  /* Run only once Node has the job's pid: the spawner writes a byte on `go` after the pid message.
+     Should the spawner die first, the pipe ends empty and nothing runs, so Node, which then starts
+     the job itself, never starts it twice. */
+  sys(__NR_close, go[1], 0, 0);
+  char byte;
+  long n;
+  do n = sys(__NR_read, go[0], &byte, 1);
+  while (n == -EINTR_NR);
+  if (n != 1) quit(125);
+  sys(__NR_close, go[0], 0, 0);
   unsigned long none = 0;
   sys6(__NR_rt_sigprocmask, 2 /* SIG_SETMASK */, (long)&none, 0, 8, 0, 0);
   long r = sys(__NR_setsid, 0, 0, 0);
@@ -213,7 +223,7 @@ static void start_job(const unsigned char *p, const unsigned char *end) {
   strings[3 + argc + envc] = 0;
   if (n_children == CHILDREN_MAX) return send_error(id, -ENOSPC_NR);
 
-  int job_fds[FDS_MAX], node_fds[FDS_MAX], errs[2] = {-1, -1};
+  int job_fds[FDS_MAX], node_fds[FDS_MAX], errs[2] = {-1, -1}, go[2] = {-1, -1};
   long r = 0;
   for (unsigned k = 0; k < nfds; k++) job_fds[k] = node_fds[k] = -1;
   int cwd_fd = (int)sys(__NR_openat, AT_FDCWD, cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -229,26 +239,17 @@ static void start_job(const unsigned char *p, const unsigned char *end) {
     r = sys(__NR_fcntl, pair[0], F_SETFL, O_RDWR | O_NONBLOCK);
   }
   if (r >= 0) r = sys(__NR_pipe2, errs, O_CLOEXEC, 0);
+  if (r >= 0) r = sys(__NR_pipe2, go, O_CLOEXEC, 0);
   long pid = r < 0 ? r : sys6(__NR_clone, SIGCHLD_NR, 0, 0, 0, 0, 0);
-  if (pid == 0) become_job(job_fds, (int)nfds, cwd_fd, errs[1], file, argv, envp);
+  if (pid == 0) become_job(job_fds, (int)nfds, cwd_fd, errs[1], go, file, argv, envp);
   if (cwd_fd >= 0) sys(__NR_close, cwd_fd, 0, 0);
   for (unsigned k = 0; k < nfds; k++)
     if (job_fds[k] >= 0 && job_fds[k] != dev_null) sys(__NR_close, job_fds[k], 0, 0);
   if (errs[1] >= 0) sys(__NR_close, errs[1], 0, 0);
-  if (pid > 0) {
-    /* The exec closes the pipe; an error number on it means the job never ran. */
-    int err = 0;
-    long n;
-    do n = sys(__NR_read, errs[0], &err, sizeof err);
-    while (n == -EINTR_NR);
-    if (n == sizeof err) {
-      struct child_info info;
-      sys6(__NR_waitid, P_PID_NR, pid, (long)&info, WEXITED_NR, 0, 0);
-      pid = -(long)err;
-    }
-  }
-  if (errs[0] >= 0) sys(__NR_close, errs[0], 0, 0);
+  if (go[0] >= 0) sys(__NR_close, go[0], 0, 0);
   if (pid < 0) {
+    if (go[1] >= 0) sys(__NR_close, go[1], 0, 0);
+    if (errs[0] >= 0) sys(__NR_close, errs[0], 0, 0);
     for (unsigned k = 0; k < nfds; k++)
       if (node_fds[k] >= 0) sys(__NR_close, node_fds[k], 0, 0);
     return send_error(id, pid);
@@ -262,6 +263,15 @@ static void start_job(const unsigned char *p, const unsigned char *end) {
   }
   put("{\"id\":"), put_num(id), put(",\"pid\":"), put_num(pid), put("}");
   send_message(-1);
+  /* Node has the pid: the job may run. Its exec closes the error pipe; an error number on it means
+     the program never ran, and the job's first process then ends with 127 (reported as any end). */
+  sys(__NR_write, go[1], "g", 1);
+  sys(__NR_close, go[1], 0, 0);
+  int err = 0;
+  long n;
+  do n = sys(__NR_read, errs[0], &err, sizeof err);
+  while (n == -EINTR_NR);
+  sys(__NR_close, errs[0], 0, 0);
 }
 
 /* ---- the loop -------------------------------------------------------------------------------- */

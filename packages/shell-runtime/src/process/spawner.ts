@@ -271,8 +271,8 @@ export class Spawner {
     if (this.#isDead) return
     this.#isDead = true
     // A job whose pid came is running: it is handed out with what descriptors it has. One that was
-    // forked but not reported yet is the only start that can happen twice (Node's then runs it
-    // too); it runs with its output going nowhere and is stopped with the job's tree.
+    // forked but not reported yet never runs (it waits for the spawner's go, written only after its
+    // pid), so Node's spawn starting it instead runs it once.
     for (const [id, p] of this.#pending) {
       if (p.pid === null) this.#settle(id, p, false)
       else this.#withoutMissing(id, p)
