@@ -196,4 +196,8 @@ void effects_close(int is_observed);
 __attribute__((noreturn)) void print_peer(int fd);
 __attribute__((noreturn)) void print_tcp_peer(unsigned server, unsigned client);
 
+/* ---- spawner.c: a session's starter of piped jobs ------------------------------------------- */
+/* Serve job requests from Node (stdin), replying on Node's IPC channel `fd`; never returns. */
+__attribute__((noreturn)) void spawner(int fd);
+
 #endif

@@ -40,7 +40,9 @@
  * never runs weaker than asked. `--probe` prints what the kernel offers ("landlock N [why]",
  * "seccomp supervised|refusing|none [why]"). `--keep STAMP POLICY...` runs as a session's ruleset
  * keeper (landlock.c). `--peer` describes the peer of the UNIX socket on stdin, `--tcp-peer SERVER
- * CLIENT` the process on the client end of a loopback TCP connection (peer.c).
+ * CLIENT` the process on the client end of a loopback TCP connection (peer.c). `--spawner FD` runs as
+ * a session's starter of piped jobs (spawner.c): it forks and execs the helper for each job Node
+ * asks for on stdin, so starting a job does not fork the server.
  *
  * Freestanding (no libc): it is exec'd before every command, and a static glibc's start-up alone
  * costs more than everything this program does. Linux x86-64 and arm64.
@@ -216,7 +218,8 @@ __attribute__((noreturn)) static void usage(const char *why) {
   put("\nusage: hands-confine [--probe] [--peer] [--tcp-peer SERVER CLIENT] [--oom-score-adj N] [--cgroup FILE] [--status-fd N] [--keep-fd N]... [--seccomp] "
       "[--effects FILE] [--no-supervisor] [--drop-caps] [--seccomp-basic] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
       "[--scope] [--own-tty] [--ruleset-from STAMP]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n"
-      "       hands-confine --keep STAMP POLICY...\n");
+      "       hands-confine --keep STAMP POLICY...\n"
+      "       hands-confine --spawner FD\n");
   flush(2);
   quit(125);
 }
@@ -288,6 +291,12 @@ __attribute__((used, noreturn)) void start(long *sp) {
       const char *p = i + 2 < argc ? argv[i + 1] : "", *q = i + 2 < argc ? argv[i + 2] : "";
       if (!parse_u64(&p, &server) || *p || !parse_u64(&q, &client) || *q || server > 65535 || client > 65535) usage("--tcp-peer takes SERVER_PORT CLIENT_PORT");
       print_tcp_peer((unsigned)server, (unsigned)client);
+    }
+    else if (eq(a, "--spawner")) {
+      const char *p = has_value ? argv[i + 1] : "";
+      unsigned long long fd;
+      if (!parse_u64(&p, &fd) || *p || fd > 1024) usage("--spawner takes the descriptor of Node's IPC channel");
+      spawner((int)fd);
     }
     else if (eq(a, "--landlock")) is_landlock = 1;
     else if (eq(a, "--seccomp")) is_seccomp = 1;

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import type { Launch } from '../confine/confiner.ts'
 import { BoundedCapture, type CapturedStream } from '../output/bounded-capture.ts'
@@ -7,6 +7,7 @@ import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, waitEmpty, type StopReport } from '../tree/stop-tree.ts'
 import { endingOf, signalName, type Ending } from './signals.ts'
 import { PIPESTATUS_PIPE_FD, PIPESTATUS_VAR } from './prelude.ts'
+import type { JobProcess, Spawner, SpawnerStdio } from './spawner.ts'
 
 /** How to run one bash line with pipes. */
 export interface PipedSpec {
@@ -32,6 +33,11 @@ export interface PipedSpec {
   isCleaning: boolean
   /** Aborting stops the command's tree (SIGTERM, grace, SIGKILL); the command then reports how it ended. */
   signal?: AbortSignal
+  /**
+   * The session's spawner, which starts a job whose end the helper's relay reports without
+   * forking the server; Node's spawn starts it when there is none or it cannot.
+   */
+  spawner?: Spawner | null
 }
 
 /** How one bash line ran. */
@@ -78,8 +84,8 @@ function readStatus(stream: Readable): Promise<Ending | null> {
 }
 
 /** Wait for the relay to end (it does once the tree is gone); SIGKILL it after RELAY_END_MS. */
-async function relayEnded(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
+async function relayEnded(child: JobProcess, isExited: () => boolean): Promise<void> {
+  if (isExited()) return
   const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   let timer: NodeJS.Timeout | undefined
   const inTime = await Promise.race([ended.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), RELAY_END_MS)))])
@@ -130,15 +136,24 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   const { launch } = spec
   const env: Record<string, string> = { ...spec.env, ...spec.tree.env, ...launch.env }
   if (spec.isPipestatus) env[PIPESTATUS_VAR] = String(PIPESTATUS_PIPE_FD)
-  const stdio: StdioOptions = ['ignore', 'pipe', 'pipe']
+  const stdio: SpawnerStdio[] = ['ignore', 'pipe', 'pipe']
   if (spec.isPipestatus || launch.statusFd !== null) stdio.push(spec.isPipestatus ? 'pipe' : 'ignore')
   if (launch.statusFd !== null) stdio.push('pipe')
-  const child = spawn(launch.file, launch.args, {
-    cwd: launch.cwd,
-    env,
-    stdio,
-    detached: true,
-    ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
+  // The spawner starts only jobs whose relay reports their end: should the spawner die, the
+  // report still comes.
+  const fromSpawner = spec.spawner && launch.statusFd !== null ? await spec.spawner.start(launch, env, stdio) : null
+  const child: JobProcess =
+    fromSpawner ??
+    spawn(launch.file, launch.args, {
+      cwd: launch.cwd,
+      env,
+      stdio,
+      detached: true,
+      ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
+    })
+  let isExited = false
+  child.once('exit', () => {
+    isExited = true
   })
   // The helper's relay is the spawned process; what it runs is the job.
   if (launch.hasRelay && child.pid !== undefined) spec.tree.setRelay(child.pid)
@@ -147,15 +162,16 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   const reported = launch.statusFd === null ? null : readStatus(child.stdio[launch.statusFd] as Readable)
   const out = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stdout`, spec.isCleaning, spec.budget)
   const err = new BoundedCapture(spec.headBytes, spec.tailBytes, `${spec.spoolBase}.stderr`, spec.isCleaning, spec.budget)
-  const outDone = capture(child.stdout as Readable, out)
-  const errDone = capture(child.stderr as Readable, err)
+  const outDone = capture(child.stdio[1] as Readable, out)
+  const errDone = capture(child.stdio[2] as Readable, err)
 
   let timer: NodeJS.Timeout | undefined
   // The relay reports the job's end at once and may stay to reap what the job left; without it,
   // the spawned process is the job.
-  const exited = new Promise<Ending | Error>((resolve) => {
+  const exited = new Promise<Ending | Error | null>((resolve) => {
     child.once('error', (e) => resolve(e))
-    child.once('exit', (code, signal) => resolve(endingOf(code, signal)))
+    // Both null: a job whose spawner died ended unseen; its relay's report (if any) came first.
+    child.once('exit', (code, signal) => resolve(code === null && signal === null ? null : endingOf(code, signal)))
     void reported?.then((ending) => {
       if (ending !== null) resolve(ending)
     })
@@ -164,7 +180,7 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     timer = setTimeout(() => resolve('bound'), Math.max(0, spec.deadline - performance.now()))
   })
 
-  const root = { pid: child.pid, isExited: () => child.exitCode !== null || child.signalCode !== null }
+  const root = { pid: child.pid, isExited: () => isExited }
   let abortStop: Promise<StopReport> | null = null
   const onAbort = () => {
     abortStop ??= stopTree(spec.tree, spec.graceMs, root)
@@ -191,7 +207,7 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
   } else {
     ending = first
   }
-  first = first as Ending | 'bound'
+  first = first as Ending | null | 'bound'
 
   spec.signal?.removeEventListener('abort', onAbort)
   let leftovers: StopReport | null = null
@@ -201,7 +217,7 @@ export async function runPiped(spec: PipedSpec): Promise<PipedRun> {
     const report = await stopTree(spec.tree, spec.graceMs)
     if (report.foundCount > 0) leftovers = report
   }
-  if (launch.statusFd !== null) await relayEnded(child)
+  if (launch.statusFd !== null) await relayEnded(child, () => isExited)
   // Every writer is gone, so the pipes close; a process that escaped the tree must not hang us.
   let pipeTimer: NodeJS.Timeout | undefined
   const closed = await Promise.race([

@@ -54,6 +54,12 @@ export interface ShellRuntimeOptions extends ShellLimits, SessionLimitOptions {
    * the observer out of every job, and each result says its changes were not observed.
    */
   changes?: boolean
+  /**
+   * Start piped jobs through the session's spawner (default true; see docs/shell-runtime.md), a
+   * small helper process that forks them so the server does not; `false` starts each with Node's
+   * spawn. Without the built helper, jobs start with Node's spawn whatever this says.
+   */
+  spawner?: boolean
   /** TCP for commands; `false` refuses TCP bind and connect (Landlock) or gives each command no network (bubblewrap). Default true. */
   network?: boolean
   /**
@@ -87,6 +93,7 @@ export interface ResolvedOptions extends Required<ShellLimits>, SessionLimitOpti
   privateDirs: string[]
   isNetwork: boolean
   isChanges: boolean
+  isSpawner: boolean
   loginEnv: (() => Promise<LoginEnvironment>) | undefined
 }
 
@@ -144,6 +151,7 @@ export function resolveOptions(options: ShellRuntimeOptions, tmp: string): Resol
     privateDirs: paths('privateDirs', options.privateDirs),
     isNetwork: options.network ?? true,
     isChanges: flag('changes', options.changes, true),
+    isSpawner: flag('spawner', options.spawner, true),
     loginEnv: options.loginEnv,
     ...(options.memoryLimit === undefined ? {} : { memoryLimit: positiveInt('memoryLimit', options.memoryLimit, 0) }),
     ...(options.processLimit === undefined ? {} : { processLimit: positiveInt('processLimit', options.processLimit, 0) }),

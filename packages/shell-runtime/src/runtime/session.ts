@@ -12,6 +12,7 @@ import { pickAllowed } from '../env/allowlist.ts'
 import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-env.ts'
 import { PIPESTATUS_PIPE_FD, PRELUDE } from '../process/prelude.ts'
 import { runPiped, type PipedRun } from '../process/run-piped.ts'
+import { Spawner } from '../process/spawner.ts'
 import { GoneFiles } from '../output/gone-files.ts'
 import { SpoolBudget } from '../output/spool-budget.ts'
 import type { BackgroundShell } from '../shells/background-shell.ts'
@@ -99,6 +100,8 @@ export class Session {
   #listeners = new Set<(resources: ShellResource[]) => void>()
   #closed: Promise<void> | null = null
   #seq = 0
+  /** The spawner of piped jobs, started with the first one; undefined until then. */
+  #spawner: Spawner | undefined
 
   constructor(input: ShellRuntimeOptions) {
     this.options = resolveOptions(input, tmpdir())
@@ -153,6 +156,7 @@ export class Session {
       this.confiner.keeper,
     )
     this.#cancelExitHook = onHostExit(() => {
+      this.#spawner?.close()
       this.keeper.killEverythingSync()
       this.#removeFiles()
     })
@@ -215,6 +219,16 @@ export class Session {
     return { launch, scriptFile }
   }
 
+  /**
+   * The spawner for a job started by `launch`, started on first use; null when the host switched
+   * it off, or when the job has no relay reporting its end (the spawner is the helper itself).
+   */
+  spawner(launch: Launch): Spawner | null {
+    if (!this.options.isSpawner || launch.statusFd === null || !launch.hasRelay || this.#closed !== null) return null
+    this.#spawner ??= new Spawner(launch.file)
+    return this.#spawner
+  }
+
   /** Where job `seq`'s relay records what it changes on disk; null when jobs are not observed here. */
   effectsFile(seq: number): string | null {
     return this.confiner.unobservedWhy === null ? join(this.spoolDir, `effects-${seq}`) : null
@@ -274,11 +288,11 @@ export class Session {
     let error: string
     try {
       const cwd = await holdCwd(this.roots, undefined, [], 'login environment')
-      let pending: Promise<PipedRun>
+      let run: PipedRun
       try {
         const tree = this.keeper.create()
         const { launch } = this.launch(tree, loginEnvScript(this.bash), cwd, this.nextSeq(), 'pipes')
-        pending = this.track((signal) =>
+        run = await this.track((signal) =>
           runPiped({
             launch,
             env: host,
@@ -293,13 +307,12 @@ export class Session {
             isPipestatus: false,
             isCleaning: false,
             signal,
+            spawner: this.spawner(launch),
           }),
         )
       } finally {
-        // The spawn has happened (runPiped spawns before it first waits); the child holds its own cwd.
         releaseCwd(cwd)
       }
-      const run = await pending
       const parsed = parseLoginEnv(run.stdout.text)
       if (parsed !== null && run.stdout.omittedBytes === 0) {
         const env = pickAllowed(parsed, envAllow)
@@ -385,6 +398,7 @@ export class Session {
     for (const run of this.#activeRuns) run.abort()
     await Promise.all(shells.map((s) => s.stop(grace).catch(() => undefined)))
     await Promise.allSettled([...this.#runsSettled])
+    this.#spawner?.close()
     if (shells.length > 0) this.changed()
     this.keeper.close()
     const cgroupsLeft = removeLimitDirs(this.limits?.dirs ?? [])

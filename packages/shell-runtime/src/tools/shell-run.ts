@@ -118,6 +118,7 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd, ca
             isPipestatus,
             isCleaning: true,
             signal,
+            spawner: session.spawner(start.launch),
           }),
         cancel,
       )
