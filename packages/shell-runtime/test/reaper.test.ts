@@ -132,7 +132,7 @@ describe('the reaper: one per host, shared by every session', () => {
       'bash',
       `hands-${process.pid}-left`,
       { target: '', marker: '', dirs: [left, kept], cgroups: [] },
-      { file: '/bin/sh', args: ['-c', script] },
+      { file: '/bin/sh', args: ['-c', script], argsFile: join(kept, 'keeper.args') },
     )
     await eventually(() => (processesWhere((cmd) => cmd.includes(`${left}/late`)).length > 0 ? true : undefined), 20_000, 'the kept process')
     reg.release([left])

@@ -150,7 +150,7 @@ export class Session {
       this.bash,
       this.name,
       { ...this.keeper.reaperTargets(), dirs: [this.spoolDir, this.tmpDir], cgroups: this.limits?.dirs ?? [] },
-      this.confiner.keeper,
+      this.confiner.keeper === null ? null : { ...this.confiner.keeper, argsFile: join(this.spoolDir, 'keeper.args') },
     )
     this.#cancelExitHook = onHostExit(() => {
       this.keeper.killEverythingSync()

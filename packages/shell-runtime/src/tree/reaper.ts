@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
 import { REAPER } from '../process/prelude.ts'
 
 /** What the reaper removes for one session if the host dies without cleaning up. */
@@ -17,6 +18,8 @@ export interface ReaperEntry {
 export interface KeptProcess {
   file: string
   args: string[]
+  /** Where its arguments are written for the reaper to read (a new file in a directory of the session's that commands cannot write). */
+  argsFile: string
 }
 
 /** A session's place in the host's reaper. */
@@ -55,7 +58,20 @@ function addMessage(id: string, r: Registered): Buffer {
 }
 
 function keepMessage(id: string, keeper: KeptProcess): Buffer {
-  return message(['keep', id, String(keeper.args.length + 1), keeper.file, ...keeper.args])
+  return message(['keep', id, keeper.argsFile])
+}
+
+/**
+ * Write the kept process's arguments where the reaper reads them; false when that fails (a full
+ * disk): the session then goes without a kept process, as it does when that process dies alone.
+ */
+function writeArgs(keeper: KeptProcess): boolean {
+  try {
+    writeFileSync(keeper.argsFile, message([keeper.file, ...keeper.args]), { mode: 0o400, flag: 'wx' })
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -104,7 +120,7 @@ function stop(): void {
 export function registerWithReaper(bash: string, id: string, entry: ReaperEntry, keeper: KeptProcess | null = null): ReaperRegistration {
   const r: Registered = {
     entry: { ...entry, dirs: [...entry.dirs], cgroups: [...entry.cgroups] },
-    keeper: keeper === null ? null : { file: keeper.file, args: [...keeper.args] },
+    keeper: keeper === null || !writeArgs(keeper) ? null : { file: keeper.file, args: [...keeper.args], argsFile: keeper.argsFile },
   }
   registered.set(id, r)
   if (child === null) {
