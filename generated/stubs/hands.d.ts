@@ -38,6 +38,10 @@ export interface ShellLogsResult {
   is_screen: boolean
   status: "running" | "exited" | "stopped"
   exit: number | null
+  silent_ms: number | null
+  cpu_ms: number | null
+  process_count: number
+  is_waiting_for_input: boolean | null
 }
 
 export interface ShellTypeResult {
@@ -118,7 +122,7 @@ export interface Hands {
   /** Start `commands` as one bash script in a terminal and return its `id` at once; the same script while live returns that shell. Then poll shell_logs in python_execution. */
   shell_background(commands: string[], id?: string, cwd?: string): Promise<ShellBackgroundResult>
 
-  /** Return the last `n` lines a background shell printed, with its status and exit, at once; `dropped_lines` counts lines that scrolled away unseen since your previous read. */
+  /** Return the last `n` lines a background shell printed, with its status and exit, at once; `dropped_lines` counts lines that scrolled away unseen since your previous read; `silent_ms`, `cpu_ms`, `process_count` and `is_waiting_for_input` say whether a quiet shell is working or waiting for you. */
   shell_logs(id: string, n?: number): Promise<ShellLogsResult>
 
   /** Type `text` into a running background shell's terminal, then Enter unless `is_enter` is false. */

@@ -51,10 +51,14 @@ class ShellLogsResult(TypedDict):
     is_screen: bool
     status: Literal["running", "exited", "stopped"]
     exit: int | None
+    silent_ms: int | None
+    cpu_ms: int | None
+    process_count: int
+    is_waiting_for_input: bool | None
 
 
 async def shell_logs(id: str, n: int = 200) -> ShellLogsResult:
-    """Return the last `n` lines a background shell printed, with its status and exit, at once; `dropped_lines` counts lines that scrolled away unseen since your previous read."""
+    """Return the last `n` lines a background shell printed, with its status and exit, at once; `dropped_lines` counts lines that scrolled away unseen since your previous read; `silent_ms`, `cpu_ms`, `process_count` and `is_waiting_for_input` say whether a quiet shell is working or waiting for you."""
     ...
 
 

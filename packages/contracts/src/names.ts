@@ -29,6 +29,10 @@ export const P = {
   paths: 'paths',
   stdout: 'stdout',
   dropped_lines: 'dropped_lines',
+  silent_ms: 'silent_ms',
+  cpu_ms: 'cpu_ms',
+  process_count: 'process_count',
+  is_waiting_for_input: 'is_waiting_for_input',
   is_deleted: 'is_deleted',
   is_created: 'is_created',
   is_exists: 'is_exists',
@@ -43,6 +47,9 @@ export const LIMITS = {
   /** Paths of each kind an account of changes names (the rest are counted). */
   changesListed: 10,
 } as const
+
+/** What starts a shell_logs line whose beginning already left the history (only the oldest line returned can be cut). */
+export const CUT_LINE_MARK = '[… start of line cut …] '
 
 /** The host toggle that gates all five shell tools at once. */
 export const SHELL_TOGGLE = 'shell'

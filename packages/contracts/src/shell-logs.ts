@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox'
 import { defineTool } from './descriptor.ts'
-import { P, SHELL_LOGS } from './names.ts'
+import { CUT_LINE_MARK, P, SHELL_LOGS } from './names.ts'
 import { Exact, ExitCode, ShellId, Status, TailLines } from './schema-parts.ts'
 
 // input
@@ -17,17 +17,30 @@ export type ShellLogsInput = Static<typeof ShellLogsInput>
 export const ShellLogsResult = Exact({
   id: Type.String(),
   lines: Type.Array(Type.String(), {
-    description: 'The last lines, oldest first, as its terminal shows them: rows that scrolled off, then the screen.',
+    description: `The last lines, oldest first, as its terminal shows them: rows that scrolled off, then the screen; a long line is one line. A first line whose start left the history begins with \`${CUT_LINE_MARK.trim()}\`.`,
   }),
   dropped_lines: Type.Integer({
     minimum: 0,
-    description: 'Terminal rows that left the history since the previous read without being returned.',
+    description: 'Lines that left the history since the previous read without being returned.',
   }),
   is_screen: Type.Boolean({
     description: 'A full-screen program holds the terminal: lines are its screen rows, top to bottom, redrawn in place.',
   }),
   status: Status(),
   exit: ExitCode(),
+  silent_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+    description: 'Milliseconds since its terminal last printed anything; null once exited.',
+  }),
+  cpu_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+    description: 'CPU time its whole process tree has used, in ms; null once exited. Rising while silent: it is working.',
+  }),
+  process_count: Type.Integer({
+    minimum: 0,
+    description: 'Processes of its tree alive now; once exited, those it left running.',
+  }),
+  is_waiting_for_input: Type.Union([Type.Boolean(), Type.Null()], {
+    description: 'True while it is blocked reading its terminal: a prompt or an editor waiting for keys. Null once exited or when this cannot be told.',
+  }),
 })
 export type ShellLogsResult = Static<typeof ShellLogsResult>
 
@@ -39,7 +52,8 @@ export const shellLogs = defineTool({
   title: 'Read background shell output',
   describe: () =>
     `Return the last \`${P.n}\` lines a background shell printed, with its status and exit, at once; ` +
-    `\`${P.dropped_lines}\` counts lines that scrolled away unseen since your previous read.`,
+    `\`${P.dropped_lines}\` counts lines that scrolled away unseen since your previous read; ` +
+    `\`${P.silent_ms}\`, \`${P.cpu_ms}\`, \`${P.process_count}\` and \`${P.is_waiting_for_input}\` say whether a quiet shell is working or waiting for you.`,
   input: ShellLogsInput,
   result: ShellLogsResult,
   call: [P.id],

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { shellBackground, shellLogs, shellStop, shellType } from '@hands/contracts'
+import { CUT_LINE_MARK, shellBackground, shellLogs, shellStop, shellType } from '@hands/contracts'
 import { describe, expect, it } from 'vitest'
 import { alive, eventually, FIXTURES, logsUntil, makeRuntime, rejection, valid } from './helpers.ts'
 
@@ -145,6 +145,22 @@ describe('shell_logs', () => {
     const third = await rt.shell_logs({ id: b.id, n: 5 })
     expect(third.lines).toEqual(['996', '997', '998', '999', '1000'])
     expect(third.dropped_lines).toBe(600)
+  })
+
+  it('counts a long line once: of 2,000 lines of 4,094 characters, 1,521 dropped and the oldest kept marked as cut', async () => {
+    const { rt } = makeRuntime()
+    const b = await rt.shell_background({ commands: [`python3 ${FIXTURES}/long-lines.py 2000 4094`] })
+    // Wait on the resource list, not on shell_logs, which would count as reads.
+    await eventually(() => (rt.resources()[0]?.status === 'exited' ? true : undefined))
+    const r = valid(shellLogs, await rt.shell_logs({ id: b.id, n: 2000 }))
+    // 21 rows a line at 200 columns: 42,001 rows (the cursor's last) into 10,000 + 50 leave
+    // lines 0–1520 wholly gone and the last 11 rows of line 1521 (2,094 characters) kept.
+    const line = (i: number) => `${String(i).padStart(6, '0')}${'x'.repeat(4088)}`
+    expect(r.dropped_lines).toBe(1521)
+    expect(r.lines).toHaveLength(479)
+    expect(r.lines[0]).toBe(`${CUT_LINE_MARK}${line(1521).slice(2000)}`)
+    expect(r.lines.slice(1)).toEqual(Array.from({ length: 478 }, (_, i) => line(1522 + i)))
+    expect((await rt.shell_logs({ id: b.id, n: 2000 })).dropped_lines).toBe(0)
   })
 
   it('reads every retained line through retainedLines without counting as a shell_logs read', async () => {

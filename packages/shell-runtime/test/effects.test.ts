@@ -181,7 +181,20 @@ describe.skipIf(!isRoot)('as an unprivileged user', () => {
     writeFileSync(join(root, 'gone.txt'), 'g\n')
     chownSync(root, NOBODY, NOBODY)
     chownSync(join(root, 'gone.txt'), NOBODY, NOBODY)
-    const argv = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', process.execPath, '--conditions=hands-source', '--import', 'tsx', join(FIXTURES, 'effects-host.ts'), confine, root]
+    const argv = [
+      'setpriv',
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      '--clear-groups',
+      '--',
+      process.execPath,
+      '--conditions=hands-source',
+      '--import',
+      'tsx',
+      join(FIXTURES, 'effects-host.ts'),
+      confine,
+      root,
+    ]
     const [file, ...args] = argv as [string, ...string[]]
     const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: root } })
     let out = ''

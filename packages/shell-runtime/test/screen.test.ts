@@ -1,3 +1,4 @@
+import { CUT_LINE_MARK } from '@hands/contracts'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { isPlain } from '../src/screen/plain-tail.ts'
@@ -73,6 +74,105 @@ describe('screen', () => {
     expect(r.lines.at(-1)).toBe('line 100000')
     expect(r.dropped).toBe(lines + 1 - 150)
     expect(s.stats.parsed).toBeLessThan(s.stats.received / 10)
+  })
+
+  it('counts a long line that wrapped as one dropped line, and marks the line whose start left the history', () => {
+    // 40 lines of 450 characters take 3 rows each at 200 columns; 100 + 50 rows keep 49 2/3 lines.
+    const s = screen({ scrollback: 100 })
+    const line = (i: number) => `${String(i).padStart(3, '0')}${'x'.repeat(447)}`
+    s.push(Buffer.from(Array.from({ length: 40 }, (_, i) => `${line(i)}\r\n`).join('')))
+    expect(s.read(1000)).toMatchObject({ dropped: 0 })
+    s.push(Buffer.from(Array.from({ length: 20 }, (_, i) => `${line(40 + i)}\r\n`).join('')))
+    // 181 rows (60 lines and the cursor's row) into 150: rows 0–30 left, lines 0–9 whole and the
+    // first row of line 10; lines 0–9 were returned by the first read.
+    const r = s.read(1000)
+    expect(r.dropped).toBe(0)
+    expect(r.lines).toHaveLength(50)
+    expect(r.lines[0]).toBe(`${CUT_LINE_MARK}${line(10).slice(200)}`)
+    expect(r.lines.slice(1)).toEqual(Array.from({ length: 49 }, (_, i) => line(11 + i)))
+    s.push(Buffer.from(Array.from({ length: 100 }, (_, i) => `${line(60 + i)}\r\n`).join('')))
+    // 300 more rows: lines 10–109 and a row of 110 left; 10–59 were returned, 60–109 were not.
+    const next = s.read(1)
+    expect(next).toMatchObject({ dropped: 50, lines: [line(159)] })
+    expect(s.read(1000).lines[0]).toBe(`${CUT_LINE_MARK}${line(110).slice(200)}`)
+  })
+
+  it('counts a line returned only in part, its start already gone, as returned', () => {
+    const s = screen({ scrollback: 10, cols: 80, rows: 5 })
+    // One line of 30 rows: the history keeps its last 15 (14 and the cursor's row).
+    s.push(Buffer.from(`${'a'.repeat(80 * 30)}\r\n`))
+    const r = s.read(10)
+    expect(r.lines).toEqual([`${CUT_LINE_MARK}${'a'.repeat(80 * 14)}`])
+    expect(r.dropped).toBe(0)
+    s.push(Buffer.from('b\r\n'.repeat(20)))
+    expect(s.read(1)).toMatchObject({ lines: ['b'], dropped: 6 })
+  })
+
+  it('counts lines, not rows, when the program clears the scrollback or resets the terminal', () => {
+    for (const clear of ['\x1b[3J', '\x1b[?3J', '\x1bc']) {
+      const s = screen({ scrollback: 100, cols: 80, rows: 10 })
+      // 20 lines of 3 rows each and the cursor's row, nothing read: ED 3 drops the 51 rows above
+      // the screen at once (lines 1–17), a reset all of them.
+      s.push(Buffer.from(`${'y'.repeat(200)}\r\n`.repeat(20)))
+      s.push(Buffer.from(clear))
+      const lost = clear === '\x1bc' ? 20 : 17
+      expect(s.read(1000).dropped, JSON.stringify(clear)).toBe(lost)
+    }
+  })
+
+  it('counts dropped lines and cuts lines exactly as a model of the history says, held back or not', () => {
+    // Plain printable lines only: each takes max(1, ceil(length / cols)) rows; the history keeps
+    // the last scrollback + rows rows, the cursor's empty row the last of them.
+    const cols = 40
+    const rows = 8
+    let skippedSome = false
+    const lineLength = fc.oneof(fc.integer({ min: 0, max: 45 }), fc.integer({ min: 80, max: 400 }))
+    const step = fc.oneof(
+      { arbitrary: fc.array(lineLength, { minLength: 1, maxLength: 300 }).map((lengths) => ({ lengths })), weight: 4 },
+      { arbitrary: fc.integer({ min: 1, max: 80 }).map((n) => ({ n })), weight: 1 },
+    )
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), fc.integer({ min: 5, max: 60 }), fc.boolean(), (steps, scrollback, isHoldingBack) => {
+        const s = new Screen({ cols, rows, scrollback, isHoldingBack })
+        const capacity = scrollback + rows
+        const spans: Array<{ start: number; rows: number; text: string }> = []
+        let total = 0
+        const seen = new Set<number>()
+        let counted = 0
+        try {
+          for (const st of steps) {
+            if ('lengths' in st) {
+              const texts = st.lengths.map((len) =>
+                String(spans.length + 1)
+                  .repeat(len)
+                  .slice(0, len),
+              )
+              for (const text of texts) {
+                spans.push({ start: total, rows: Math.max(1, Math.ceil(text.length / cols)), text })
+                total += Math.max(1, Math.ceil(text.length / cols))
+              }
+              const bytes = Buffer.from(texts.map((t) => `${t}\r\n`).join(''))
+              for (let i = 0; i < bytes.length; i += 501) s.push(bytes.subarray(i, i + 501))
+              continue
+            }
+            const gone = Math.max(0, total + 1 - capacity)
+            const kept = spans.map((l, i) => ({ ...l, i })).filter((l) => l.start + l.rows > gone)
+            const gone_ = spans.map((l, i) => ({ ...l, i })).filter((l) => l.start + l.rows <= gone)
+            const dropped = gone_.filter((l) => !seen.has(l.i)).length - counted
+            counted += dropped
+            const shown = kept.slice(-st.n)
+            for (const l of shown) seen.add(l.i)
+            const expected = shown.map((l) => (l.start < gone ? `${CUT_LINE_MARK}${l.text.slice((gone - l.start) * cols)}` : l.text))
+            expect(s.read(st.n)).toEqual({ lines: expected, dropped, isAlternate: false })
+          }
+          skippedSome ||= s.stats.parsed < s.stats.received
+        } finally {
+          s.dispose()
+        }
+      }),
+      { numRuns: 150 },
+    )
+    expect(skippedSome).toBe(true)
   })
 
   it('never holds back bytes that finish an escape sequence split across chunks', () => {

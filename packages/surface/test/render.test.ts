@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { checkResult, contractOf, type ToolName } from '@hands/contracts'
 import { renderError, renderResult } from '@hands/surface'
 
-/** The account of a command that changed nothing. */
+/** What a command that changed nothing on disk reports. */
 const UNCHANGED = {
   created: [],
   modified: [],
@@ -20,23 +20,25 @@ const SAMPLES: { [N in ToolName]?: unknown } = {
     cwd: '/w/src',
     commands: [
       { command: 'echo hi', stdout: 'hi\n', stderr: '', exit: 0, duration_ms: 3, timed_out: false, changes: UNCHANGED, note: null },
-      {
-        command: 'make',
-        stdout: '',
-        stderr: 'boom\n',
-        exit: 2,
-        duration_ms: 40,
-        timed_out: false,
-        changes: UNCHANGED,
-        note: 'stage 1 of the pipeline failed',
-      },
+      { command: 'make', stdout: '', stderr: 'boom\n', exit: 2, duration_ms: 40, timed_out: false, changes: UNCHANGED, note: 'stage 1 of the pipeline failed' },
     ],
     exit: 2,
     duration_ms: 45,
     timed_out: false,
   },
   shell_background: { id: 'npm', cwd: '/w', commands: ['npm run dev'], pid: 42, status: 'running', note: null, is_already_running: false },
-  shell_logs: { id: 'npm', lines: ['ready on :5173', '>>> '], dropped_lines: 3, is_screen: false, status: 'running', exit: null },
+  shell_logs: {
+    id: 'npm',
+    lines: ['ready on :5173', '>>> '],
+    dropped_lines: 3,
+    is_screen: false,
+    status: 'running',
+    exit: null,
+    silent_ms: 2500,
+    cpu_ms: 340,
+    process_count: 2,
+    is_waiting_for_input: true,
+  },
   shell_type: { id: 'py', text: 'print(1)', is_enter: true, status: 'running' },
   shell_stop: { id: 'npm', status: 'stopped', exit: 143, changes: UNCHANGED, note: 'killed by SIGTERM' },
   copy: { src: 'a.txt', dest: 'b.txt' },
@@ -102,7 +104,11 @@ describe('renderResult', () => {
 
   it('renders the background, logs, type and stop results in one header line plus their content', () => {
     expect(renderResult('shell_background', SAMPLES.shell_background, { workspace: '/w' })).toBe('started npm · pid 42 · running · cwd .\n$ npm run dev')
-    expect(renderResult('shell_logs', SAMPLES.shell_logs)).toBe('npm · running · 2 lines · 3 dropped unseen\n  ready on :5173\n  >>> ')
+    expect(renderResult('shell_logs', SAMPLES.shell_logs)).toBe(
+      'npm · running · 2 lines · 3 dropped unseen · silent 2.5 s · cpu 340 ms · 2 processes · waiting for input\n  ready on :5173\n  >>> ',
+    )
+    const ended = { ...(SAMPLES.shell_logs as object), status: 'exited', exit: 0, silent_ms: null, cpu_ms: null, process_count: 1, is_waiting_for_input: null }
+    expect(renderResult('shell_logs', ended)).toBe('npm · exited · exit 0 · 2 lines · 3 dropped unseen · 1 process left running\n  ready on :5173\n  >>> ')
     expect(renderResult('shell_type', SAMPLES.shell_type)).toBe('typed "print(1)" + Enter into py · running')
     expect(renderResult('shell_stop', SAMPLES.shell_stop)).toBe('npm · stopped · exit 143\n[note] killed by SIGTERM')
   })

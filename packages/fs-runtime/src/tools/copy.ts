@@ -108,8 +108,11 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
       await gateWrite(ctx, dest, 'delete', COPY)
     }
     if (dest.isDirForced && src.kind !== 'dir') throw notADirectory(dest, 'it ends with a slash, so it names a directory, but src is not one')
+    // Each symlink of the tree, judged where it will stand. A dest that is not a directory is
+    // replaced, never entered: judge the links under a name that does not exist in its place.
+    const treeAt = dest.stats !== null && !dest.stats.isDirectory() ? joinReal(dest.parent, tempName(dest.name, 'judge')) : dest.real
     for (const { rel, text } of linksOf(src.entries)) {
-      await requireLinkInside(ctx.roots, joinReal(dest.real, dirOfRel(rel)), text, { label: 'src', given: `${srcGiven.replace(/\/+$/, '')}/${rel}` })
+      await requireLinkInside(ctx.roots, joinReal(treeAt, dirOfRel(rel)), text, { label: 'src', given: `${srcGiven.replace(/\/+$/, '')}/${rel}` })
     }
     if (dest.stats !== null) await confirmOrRefuse(ctx, COPY, 'overwrite', [dest], [destGiven])
 

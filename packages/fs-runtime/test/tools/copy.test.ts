@@ -124,6 +124,21 @@ describe('copy', () => {
     expect(readFileSync(join(w.root, 'd'), 'utf8')).toBe('g')
   })
 
+  it('replaces a file with a tree holding relative symlinks, judging each link where it will stand', async () => {
+    makeTree(w.root, ['f', 'd/x', 'd/sub/y'])
+    symlinkSync('x', join(w.root, 'd/l'))
+    symlinkSync('../x', join(w.root, 'd/sub/up'))
+    valid(copy, await w.fs.copy({ src: 'd', dest: 'f', is_overwrite: true }))
+    expect(readlinkSync(join(w.root, 'f/l'))).toBe('x')
+    expect(readFileSync(join(w.root, 'f/sub/up'), 'utf8')).toBe('d/x')
+    // A link that would leave the roots from there is still refused, and the file stays.
+    makeTree(w.root, ['g', 'e/z'])
+    symlinkSync('../../../../../../../../etc/passwd', join(w.root, 'e/out'))
+    const e = await refusal(w.fs.copy({ src: 'e', dest: 'g', is_overwrite: true }))
+    expect(e.code).toBe('outside_roots')
+    expect(readFileSync(join(w.root, 'g'), 'utf8')).toBe('g')
+  })
+
   it('leaves dest untouched when the host declines the overwrite', async () => {
     makeTree(w.root, ['a', 'b'])
     const e = await refusal(w.with({ confirm: () => false }).copy({ src: 'a', dest: 'b', is_overwrite: true }))

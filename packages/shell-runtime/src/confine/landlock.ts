@@ -87,7 +87,9 @@ export function landlockConfiner(input: {
     policy,
     summary: summary.join('\n'),
     unconfinedNote: null,
-    unobservedWhy: isSupervised ? null : `not observed: the kernel gives no seccomp supervisor here${input.seccompError === null ? '' : ` (${input.seccompError})`}`,
+    unobservedWhy: isSupervised
+      ? null
+      : `not observed: the kernel gives no seccomp supervisor here${input.seccompError === null ? '' : ` (${input.seccompError})`}`,
     tmpDir: policy.tmpDir,
     settleMs: 0,
     keeper: stamp === null ? null : { file: helper, args: ['--keep', stamp, ...policyArgs] },

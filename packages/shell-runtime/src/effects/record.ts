@@ -108,7 +108,18 @@ export class EffectsRecord {
     }
     const path = text.slice(at)
     if (path === '' || this.paths.has(path)) return
-    const [exists, type, dev, ino, size, mtime, ctime, perm, uid, gid] = fields as [string, string, string, string, string, string, string, string, string, string]
+    const [exists, type, dev, ino, size, mtime, ctime, perm, uid, gid] = fields as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ]
     this.paths.set(
       path,
       exists === '1'

@@ -35,8 +35,10 @@ interface CoreInternals {
     }
   }
 }
-interface LineList {
+export interface LineList {
   readonly length: number
+  /** The row at `index` (0: the oldest retained); `isWrapped`: it continues the row before it. */
+  get(index: number): { readonly isWrapped: boolean; translateToString(trimRight: boolean): string } | undefined
   onTrim(fn: (amount: number) => void): { dispose(): void }
 }
 
@@ -103,6 +105,19 @@ export class Emulator {
     this.#core._bufferService.buffers.onBufferActivate(fn)
   }
 
+  /**
+   * Call `fn` when the program asks to clear the scrollback (`CSI 3 J`, `CSI ? 3 J`), before it is
+   * cleared: the rows are still there to be looked at.
+   */
+  onClearScrollback(fn: () => void): void {
+    const before = (params: (number | number[])[]) => {
+      if (params[0] === 3) fn()
+      return false // the terminal's own handler clears it
+    }
+    this.terminal.parser.registerCsiHandler({ final: 'J' }, before)
+    this.terminal.parser.registerCsiHandler({ prefix: '?', final: 'J' }, before)
+  }
+
   /** The screen (and its modes) as escape sequences that redraw it on a terminal of the same size. */
   serialize(): string {
     if (this.#serializer === null) {
@@ -124,6 +139,7 @@ function checkInternals(core: CoreInternals): void {
     typeof core?.writeSync !== 'function' ||
     typeof core._inputHandler?._parser?.currentState !== 'number' ||
     typeof buffers?.normal?.lines?.onTrim !== 'function' ||
+    typeof buffers.normal.lines.get !== 'function' ||
     typeof buffers.onBufferActivate !== 'function'
   ) {
     throw new Error('@xterm/headless internals moved: hands needs the pinned @xterm/headless 6.0.0')

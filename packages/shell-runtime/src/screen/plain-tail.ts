@@ -1,8 +1,9 @@
 /**
  * Bytes that do nothing but print lines are held back from the emulator while nobody looks, so a
  * fast printer costs little more than reading its terminal. When more is held than the emulator's
- * history could show, the oldest held lines are skipped (never parsed) and only their rows are
- * counted; what the emulator then shows is what it would have shown had it parsed them.
+ * history could show, the oldest held lines are skipped (never parsed) and only counted (lines,
+ * their rows, and the rows of the first few, which may land on rows the terminal already had);
+ * what the emulator then shows is what it would have shown had it parsed them.
  *
  * That holds because a skipped line is restricted to what cannot change the terminal's state
  * beyond its own row: printable text, SGR colour sequences, carriage return, backspace, tab and
@@ -104,6 +105,10 @@ export interface HeldBytes {
   head: Buffer[]
   /** Rows of the lines skipped after the head (0 when none were). */
   skippedRows: number
+  /** How many lines were skipped. */
+  skippedLines: number
+  /** Rows of each of the first skipped lines, oldest first, until they cover the screen's height (or every skipped line). */
+  skippedSpans: number[]
   /** The SGR sequences of the skipped lines that still set the pen, to parse after the head. */
   sgr: string
   /** Parse last: the held lines after the skipped ones. */
@@ -116,6 +121,7 @@ export type Offer = 'held' | 'not-plain' | 'full'
 export class PlainTail {
   readonly #cols: number
   readonly #keepRows: number
+  readonly #screenRows: number
   readonly #maxBytes: number
   #head: Buffer[] = []
   #headBytes = 0
@@ -137,10 +143,15 @@ export class PlainTail {
   #lineTabs = 0
   #lastByte = -1
   #skippedRows = 0
+  #skippedLines = 0
+  #spans: number[] = []
+  #spanRows = 0
   #sgr: string[] = []
 
-  constructor(cols: number, keepRows: number, maxBytes = 8 * 1024 * 1024) {
+  /** `cols` × `screenRows`: the terminal's size; `keepRows`: rows of lines parsed after any skipped ones. */
+  constructor(cols: number, screenRows: number, keepRows: number, maxBytes = 8 * 1024 * 1024) {
     this.#cols = cols
+    this.#screenRows = screenRows
     this.#keepRows = keepRows
     this.#maxBytes = maxBytes
   }
@@ -180,7 +191,14 @@ export class PlainTail {
 
   /** Everything held, in parse order; the tail is empty afterwards. */
   take(): HeldBytes {
-    const held: HeldBytes = { head: this.#head, skippedRows: this.#skippedRows, sgr: this.#sgr.join(''), body: this.#body }
+    const held: HeldBytes = {
+      head: this.#head,
+      skippedRows: this.#skippedRows,
+      skippedLines: this.#skippedLines,
+      skippedSpans: this.#spans,
+      sgr: this.#sgr.join(''),
+      body: this.#body,
+    }
     this.#head = []
     this.#headBytes = 0
     this.#headDone = false
@@ -200,6 +218,9 @@ export class PlainTail {
     this.#lineTabs = 0
     this.#lastByte = -1
     this.#skippedRows = 0
+    this.#skippedLines = 0
+    this.#spans = []
+    this.#spanRows = 0
     this.#sgr = []
     return held
   }
@@ -293,6 +314,11 @@ export class PlainTail {
       if (rows < 0) break
       this.#rows -= rows
       this.#skippedRows += rows
+      this.#skippedLines++
+      if (this.#spanRows < this.#screenRows) {
+        this.#spans.push(rows)
+        this.#spanRows += rows
+      }
       cut = this.#lineEnds[this.#front] as number
       this.#front++
     }

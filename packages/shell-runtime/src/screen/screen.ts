@@ -1,14 +1,19 @@
+import { CUT_LINE_MARK } from '@hands/contracts'
 import type { IBuffer, IBufferLine, IModes } from '@xterm/headless'
 import { revealInvisible } from '../output/reveal.ts'
-import { Emulator } from './emulator.ts'
+import { Emulator, type LineList } from './emulator.ts'
 import { PlainTail } from './plain-tail.ts'
 import { SeenRows } from './seen-rows.ts'
 
 /** What one read of a screen returns. */
 export interface ScreenRead {
-  /** The last lines, oldest first: rows that scrolled off plus the screen, wrapped rows joined; on the alternate screen, its rows. Invisible bidi and zero-width characters are written as `<U+XXXX>`. */
+  /**
+   * The last lines, oldest first: rows that scrolled off plus the screen, wrapped rows joined; on
+   * the alternate screen, its rows. Invisible bidi and zero-width characters are written as
+   * `<U+XXXX>`. A first line whose first rows already left the history starts with CUT_LINE_MARK.
+   */
   lines: string[]
-  /** Rows that left the history since the previous read without being returned. */
+  /** Lines that wholly left the history since the previous read, none of their rows ever returned. */
   dropped: number
   /** True while a full-screen program holds the alternate screen. */
   isAlternate: boolean
@@ -35,9 +40,20 @@ export interface ScreenOptions {
   isHoldingBack?: boolean
 }
 
-interface Lines {
-  readonly length: number
-  onTrim(fn: (amount: number) => void): { dispose(): void }
+/**
+ * Lines skipped while held back, until they have left the history: they take rows [from, from +
+ * existing + virtual), the first `existing` of them rows the terminal already had (moved over,
+ * still holding what they held), the other `virtual` never made.
+ */
+interface Skip {
+  from: number
+  existing: number
+  virtual: number
+  lines: number
+  /** Rows of the first skipped lines, covering at least `existing` rows. */
+  spans: number[]
+  /** True once its lines were counted as dropped. */
+  isCounted: boolean
 }
 
 /**
@@ -52,12 +68,18 @@ export class Screen {
   readonly #tail: PlainTail
   readonly #quietMs: number
   readonly #isHoldingBack: boolean
-  #lines: Lines
+  #lines: LineList
   #trimSub: { dispose(): void }
   /** History number of the normal buffer's first row (rows are numbered from the first the terminal had). */
   #base = 0
-  /** Rows skipped by the held-back lines, counted once the history reaches the place they would have been. */
-  #skip: { at: number; rows: number } | null = null
+  /** Lines skipped while held back, counted once the history reaches the place they would have been. */
+  #skip: Skip | null = null
+  /**
+   * Whether each row leaving at once ends a line, taken while the rows were still there: the
+   * scrollback before the program clears it (ED 3), every row at a reset (null: a blank row after
+   * the last one written, no line).
+   */
+  #clearing: Array<boolean | null> | null = null
   #quiet: NodeJS.Timeout | null = null
   /** When the last held chunk came (performance.now()); the quiet timer re-arms itself until output has paused. */
   #heldAt = 0
@@ -68,7 +90,7 @@ export class Screen {
 
   constructor(options: ScreenOptions) {
     this.#emu = new Emulator(options.cols, options.rows, options.scrollback)
-    this.#tail = new PlainTail(options.cols, options.scrollback + 2 * options.rows)
+    this.#tail = new PlainTail(options.cols, options.rows, options.scrollback + 2 * options.rows)
     this.#quietMs = options.quietMs ?? 50
     this.#isHoldingBack = options.isHoldingBack ?? true
     this.#lines = this.#emu.normalLines()
@@ -76,11 +98,19 @@ export class Screen {
     this.#emu.onBufferChange(() => {
       const lines = this.#emu.normalLines()
       if (lines === this.#lines) return
-      // A reset replaced the buffers: every row of the old history is gone.
+      // A reset replaced the buffers: every row of the old history is gone (the old rows are still
+      // readable); the blank rows after the last one written were no lines.
       this.#trimSub.dispose()
-      this.#evict(this.#lines.length)
+      const old = this.#lines
+      let written = old.length
+      while (written > 0 && TRAILING_SPACES_ONLY.test(old.get(written - 1)?.translateToString(true) ?? '')) written--
+      this.#clearing = lineEnds(old, old.length).map((isEnd, i) => (i < written ? isEnd || i === written - 1 : null))
+      this.#evict(old.length)
       this.#lines = lines
       this.#trimSub = lines.onTrim((n) => this.#evict(n))
+    })
+    this.#emu.onClearScrollback(() => {
+      if (!this.#emu.isAlternate) this.#clearing = lineEnds(this.#lines, this.#lines.length - this.#emu.rows)
     })
     const reply = options.onReply
     if (reply !== undefined) this.#emu.terminal.onData((d) => reply(d))
@@ -126,19 +156,31 @@ export class Screen {
     const held = this.#tail.take()
     for (const b of held.head) this.#write(b)
     if (held.skippedRows > 0) {
-      // The skipped rows first move the cursor down over the rows already below it, then add
-      // rows: move over those here, and number the rows that would have been added.
-      const b = this.#emu.normal
-      const below = Math.min(this.#emu.rows - 1 - b.cursorY, held.skippedRows)
-      if (below > 0) this.#emu.write('\n'.repeat(below))
-      if (held.skippedRows > below) this.#skip = { at: this.#base + b.length, rows: held.skippedRows - below }
+      // The skipped lines start at the cursor's row (the head ended in CR LF) and fill the rows
+      // down to the bottom of the screen, then add rows. Move over the rows they would fill,
+      // scrolling once when they reach past the bottom, so the next line starts on a new row as it
+      // would have; number the rows they would have added. Their pen goes first: a scroll fills
+      // the new row with its background.
       if (held.sgr !== '') this.#emu.write(held.sgr)
+      const b = this.#emu.normal
+      const from = this.#base + b.baseY + b.cursorY
+      const existing = Math.min(held.skippedRows, this.#emu.rows - b.cursorY)
+      this.#emu.write('\n'.repeat(existing))
+      this.#skip = {
+        from,
+        existing,
+        virtual: held.skippedRows - existing,
+        lines: held.skippedLines,
+        spans: held.skippedSpans,
+        isCounted: false,
+      }
     }
     for (const b of held.body) this.#write(b)
-    if (this.#skip !== null) {
-      // The parsed lines always push the skip's place out of the history; count it regardless.
-      this.#seen.skipped(this.#skip.rows)
-      this.#skip = null
+    const skip = this.#skip
+    if (skip !== null && !skip.isCounted) {
+      // The parsed lines always push the skipped lines out of the history; count them regardless.
+      this.#seen.skipped(skip.from, skip.existing + skip.virtual, skip.lines, skip.spans, skip.existing)
+      skip.isCounted = true
     }
   }
 
@@ -203,21 +245,35 @@ export class Screen {
     return !this.#emu.isAlternate && this.#emu.isFullScrollRegion && this.#emu.modes.wraparoundMode
   }
 
+  /**
+   * `count` rows left the top of the history. Whether each ended its line is read from the row
+   * after it, now the oldest retained; rows leaving several at once (a reset, ED 3) were looked at
+   * before they went. Rows standing for skipped lines are counted as those lines.
+   */
   #evict(count: number): void {
-    let from = this.#base
-    const skip = this.#skip
-    if (skip !== null && from + count > skip.at) {
-      const before = Math.max(0, skip.at - from)
-      this.#seen.evicted(from, before)
-      this.#seen.skipped(skip.rows)
-      from = skip.at + skip.rows
-      this.#seen.evicted(from, count - before)
-      this.#base = from + count - before
-      this.#skip = null
-      return
+    const ends = this.#clearing !== null && this.#clearing.length === count ? this.#clearing : null
+    this.#clearing = null
+    for (let i = 0; i < count; i++) {
+      const row = this.#base
+      const skip = this.#skip
+      if (skip !== null && row >= skip.from) {
+        if (!skip.isCounted) {
+          this.#seen.skipped(skip.from, skip.existing + skip.virtual, skip.lines, skip.spans, skip.existing)
+          skip.isCounted = true
+        }
+        this.#base = row + 1
+        if (this.#base === skip.from + skip.existing) {
+          this.#base += skip.virtual
+          this.#skip = null
+        }
+        continue
+      }
+      // Several rows at once that nobody looked at before: each counts as a line of its own.
+      const isLineEnd = ends !== null ? (ends[i] as boolean | null) : i < count - 1 || !(this.#lines.get(0)?.isWrapped ?? false)
+      if (isLineEnd === null) this.#seen.evictedBlank(row)
+      else this.#seen.evicted(row, isLineEnd)
+      this.#base = row + 1
     }
-    this.#seen.evicted(from, count)
-    this.#base = from + count
   }
 
   /** Up to `n` lines ending at the last row worth reading, and the buffer rows [from, to) they cover. */
@@ -234,7 +290,9 @@ export class Screen {
       const line = b.getLine(y) as IBufferLine
       parts.push(parts.length === 0 ? lastRowText(line, y === cursorRow ? b.cursorX : 0) : line.translateToString(false))
       if (isAlt || !line.isWrapped || y === 0) {
-        out.push(revealInvisible(parts.length === 1 ? (parts[0] as string) : parts.reverse().join('')).text)
+        const text = revealInvisible(parts.length === 1 ? (parts[0] as string) : parts.reverse().join('')).text
+        // The oldest row continues a line whose first rows already left the history.
+        out.push(!isAlt && line.isWrapped ? `${CUT_LINE_MARK}${text}` : text)
         parts.length = 0
         from = y
       }
@@ -248,6 +306,7 @@ function trimmed(line: IBufferLine | undefined): string {
   return line === undefined ? '' : line.translateToString(true).replace(TRAILING_SPACES, '')
 }
 const TRAILING_SPACES = / +$/
+const TRAILING_SPACES_ONLY = /^ *$/
 
 function isBlank(line: IBufferLine | undefined): boolean {
   return trimmed(line) === ''
@@ -265,4 +324,11 @@ function lastRowText(line: IBufferLine, cursorX: number): string {
   if (cursorX === 0) return text
   const upto = line.translateToString(false, 0, cursorX)
   return upto.length > text.length ? upto : text
+}
+
+/** For each of the first `count` rows of `lines`, whether it ends a line (the row after it does not continue it). */
+function lineEnds(lines: LineList, count: number): boolean[] {
+  const out: boolean[] = []
+  for (let i = 0; i < count; i++) out.push(!(lines.get(i + 1)?.isWrapped ?? false))
+  return out
 }

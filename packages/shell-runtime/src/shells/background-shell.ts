@@ -8,6 +8,7 @@ import { endingOf } from '../process/signals.ts'
 import type { JobChanges } from '../effects/observer.ts'
 import type { JobTree } from '../tree/job-tree.ts'
 import { stopTree, type StopReport } from '../tree/stop-tree.ts'
+import { TreeWatch, type TreeFacts } from './liveness.ts'
 import { loadPty } from './load-pty.ts'
 import { TerminalInput } from './terminal-input.ts'
 
@@ -49,9 +50,17 @@ export interface BackgroundSpec {
   changes: JobChanges
 }
 
+/** How a shell is doing now, as shell_logs reports it. */
+export interface ShellLiveness extends TreeFacts {
+  /** Milliseconds since the terminal last gave output (since the start when it gave none); null once the shell has ended. */
+  silentMs: number | null
+}
+
 /** The parts of node-pty's Unix terminal this module reaches into (pinned node-pty 1.1.0). */
 interface UnixTerminalInternals {
   _fd: number
+  /** The terminal's device path (/dev/pts/N). */
+  ptsName?: string
   _socket: NodeJS.ReadableStream & { destroy(...args: unknown[]): unknown; on(event: 'end', fn: () => void): unknown }
 }
 
@@ -88,6 +97,10 @@ export class BackgroundShell {
   #onEnd: Array<() => void> = []
   #stopping = false
   readonly #scriptFile: string | null
+  readonly #watch: TreeWatch
+  readonly #pts: string | null
+  /** When the terminal last gave output (performance.now()). */
+  #lastOutputAt: number
 
   constructor(spec: BackgroundSpec) {
     this.id = spec.id
@@ -107,6 +120,8 @@ export class BackgroundShell {
     })
     this.#log = new RotatingLog(spec.logPath, spec.logBytes)
     this.#scriptFile = spec.scriptFile
+    // Before the spawn: the job's cgroup usage so far is the baseline of its CPU time.
+    this.#watch = new TreeWatch(spec.tree, spec.launch.argv0 === undefined)
     this.#pty = loadPty().spawn(spec.launch.file, spec.launch.args, {
       name: 'xterm-256color',
       cols: spec.cols,
@@ -118,7 +133,9 @@ export class BackgroundShell {
     this.pid = this.#pty.pid
     if (spec.launch.hasRelay) spec.tree.setRelay(this.pid)
     this.startedAt = new Date()
+    this.#lastOutputAt = performance.now()
     const internals = this.#pty as unknown as UnixTerminalInternals
+    this.#pts = internals.ptsName ?? null
     this.#input = new TerminalInput(internals._fd, spec.typeQueueBytes)
     this.#pty.onData((data) => this.#take(data as unknown as Buffer))
     // libuv may declare end-of-file (a partial read plus a hangup) while the kernel still holds
@@ -153,6 +170,7 @@ export class BackgroundShell {
 
   #take(data: Buffer): void {
     if (data.length === 0) return
+    this.#lastOutputAt = performance.now()
     if (!this.#log.write(data)) {
       this.#pty.pause()
       void this.#log.drained().then(() => this.#pty.resume())
@@ -202,6 +220,15 @@ export class BackgroundShell {
   /** The last `n` lines as a person reads them (the cursor row, such as a prompt, counts as the last), and the rows dropped unseen. */
   logs(n: number): ScreenRead {
     return this.#screen.read(n)
+  }
+
+  /** How the shell is doing now: silence, CPU time, processes, whether it waits for input (see TreeWatch). */
+  async liveness(): Promise<ShellLiveness> {
+    const isRunning = this.#status === 'running'
+    const silentMs = isRunning ? Math.max(0, Math.round(performance.now() - this.#lastOutputAt)) : null
+    const facts = await this.#watch.facts(isRunning ? { pid: this.pid, pts: this.#pts } : null)
+    // The shell may have ended while the facts were gathered: report it as ended throughout.
+    return this.#status === 'running' ? { silentMs, ...facts } : { silentMs: null, processes: facts.processes, cpuMs: null, isWaitingForInput: null }
   }
 
   /** Every retained line, without counting as a shell_logs read. */

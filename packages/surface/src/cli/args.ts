@@ -38,7 +38,7 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
                         from, unless it is / or your home directory: then none; over MCP the client's roots)
   --no-shell            switch off the five shell tools
   --run-bound-ms N      shell_run safety bound per call (default 120000)
-  --ring-lines N        lines kept per background shell (default 10000)
+  --ring-lines N        rows of history per background shell, a long line taking several (default 10000)
   --stop-grace-ms N     SIGTERM-to-SIGKILL grace when stopping a tree (default 2000)
   --env-allow NAME      pass this host environment variable to commands (repeatable)
   --log-bytes SIZE      disk per background shell log: the newest half in log_path, the half before in log_path.1 (default ${size(SHELL_LIMITS.logBytes.default)})

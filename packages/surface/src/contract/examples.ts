@@ -1,4 +1,4 @@
-import type { ErrorEnvelope, ToolName, ToolResult } from '@hands/contracts'
+import { CUT_LINE_MARK, type ErrorEnvelope, type ToolName, type ToolResult } from '@hands/contracts'
 import type { ConfirmRequest } from '../hooks.ts'
 
 /**
@@ -67,6 +67,20 @@ const LOGS: ToolResult<'shell_logs'> = {
   is_screen: false,
   status: 'running',
   exit: null,
+  silent_ms: 1200,
+  cpu_ms: 340,
+  process_count: 2,
+  is_waiting_for_input: false,
+}
+/** LOGS once the shell has exited. */
+const LOGS_EXITED: ToolResult<'shell_logs'> = {
+  ...LOGS,
+  status: 'exited',
+  exit: 0,
+  silent_ms: null,
+  cpu_ms: null,
+  process_count: 0,
+  is_waiting_for_input: null,
 }
 const TYPE: ToolResult<'shell_type'> = { id: 'py', text: 'print(1)', is_enter: true, status: 'running' }
 const STOP: ToolResult<'shell_stop'> = { id: 'npm', status: 'stopped', exit: 143, changes: UNCHANGED, note: 'Killed by SIGTERM (exit 143).' }
@@ -182,7 +196,7 @@ export const RENDER_EXAMPLES: { [N in ToolName]: ToolExamples<N> } = {
             },
             {
               ...COMMAND,
-              command: 'touch $\'a\\nb\' && for i in $(seq 12); do touch f$i; done',
+              command: "touch $'a\\nb' && for i in $(seq 12); do touch f$i; done",
               stdout: '',
               changes: {
                 ...UNCHANGED,
@@ -275,7 +289,19 @@ export const RENDER_EXAMPLES: { [N in ToolName]: ToolExamples<N> } = {
   shell_logs: {
     results: [
       { example: 'a running server, lines scrolled away unseen', result: { ...LOGS, lines: [...LOGS.lines, '>>> '], dropped_lines: 3 } },
-      { example: 'one line of a shell that exited', result: { ...LOGS, id: 'build', lines: ['build finished'], status: 'exited', exit: 0 } },
+      { example: 'one line of a shell that exited', result: { ...LOGS_EXITED, id: 'build', lines: ['build finished'] } },
+      {
+        example: 'a shell that exited, leaving a process running',
+        result: { ...LOGS_EXITED, id: 'serve', lines: ['started in the background'], process_count: 1 },
+      },
+      {
+        example: 'a prompt waiting for input, CPU time not measurable here',
+        result: { ...LOGS, id: 'ask', lines: ['Password: '], silent_ms: 65_000, cpu_ms: null, process_count: 1, is_waiting_for_input: true },
+      },
+      {
+        example: 'long lines, the oldest kept cut at its start',
+        result: { ...LOGS, id: 'dump', lines: [`${CUT_LINE_MARK}7, 1998, 1999, 2000]`, 'wrote 2000 rows'], dropped_lines: 1521, silent_ms: 40, cpu_ms: 12_400 },
+      },
       {
         example: 'a full-screen program, its screen rows',
         result: { ...LOGS, id: 'top', lines: ['top - 10:00:01 up 1 day', 'Tasks: 120 total'], is_screen: true },

@@ -16,6 +16,14 @@ function where(path: string, options: RenderOptions): string {
   return rel.startsWith('..') || isAbsolute(rel) ? path : rel
 }
 
+/** Milliseconds as a person reads them: `850 ms`, `2.5 s`, `3 min 20 s`. */
+function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`
+  const s = Math.round(ms / 1000)
+  return `${Math.floor(s / 60)} min ${s % 60} s`
+}
+
 const exitText = (exit: number | null) => (exit === null ? 'no exit' : `exit ${exit}`)
 
 /** Characters that could end a line, move the cursor or hide text where this text is shown. */
@@ -100,6 +108,13 @@ const shellLogs: Renderer<ToolResult<'shell_logs'>> = (r) => {
     `${r.lines.length} line${r.lines.length === 1 ? '' : 's'}`,
   ]
   if (r.dropped_lines > 0) head.push(`${r.dropped_lines} dropped unseen`)
+  const processes = `${r.process_count} process${r.process_count === 1 ? '' : 'es'}`
+  if (r.status === 'running') {
+    if (r.silent_ms !== null) head.push(`silent ${duration(r.silent_ms)}`)
+    if (r.cpu_ms !== null) head.push(`cpu ${duration(r.cpu_ms)}`)
+    head.push(processes)
+    if (r.is_waiting_for_input === true) head.push('waiting for input')
+  } else if (r.process_count > 0) head.push(`${processes} left running`)
   return [head.join(' · '), ...indented(r.lines)].join('\n')
 }
 

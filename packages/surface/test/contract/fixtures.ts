@@ -306,7 +306,7 @@ export const FIXTURE_PAIRS: FixturePair[] = [
       '+ shell_logs · a prompt waiting for input',
       '+ py · running · 1 line · waiting for input',
       '- shell_logs · a running server, lines scrolled away unseen',
-      '- npm · running · 3 lines · 3 dropped unseen',
+      '- npm · running · 3 lines · 3 dropped unseen · silent 1.2 s · cpu 340 ms · 2 processes',
     ],
     md: ['- `shell_logs · a prompt waiting for input` added:', '- `shell_logs · a running server, lines scrolled away unseen` removed:'],
   },
