@@ -25,6 +25,12 @@ export interface KeptProcess {
 /** A session's place in the host's reaper. */
 export interface ReaperRegistration {
   /**
+   * Have the reaper start `keeper` for this session (once; a later call, or one after release,
+   * does nothing). Its arguments are written to `keeper.argsFile` first; when that fails the
+   * session goes without it, as it does when the kept process dies alone.
+   */
+  keep(keeper: KeptProcess): void
+  /**
    * Forget the session and end its kept process; then the reaper removes `left` (the session's
    * directories its own removal could not take) and `cgroupsLeft` (its limit groups still there)
    * once that process has exited. Ends the reaper when no session is left. Idempotent.
@@ -38,6 +44,7 @@ const QUICK_MAX = 5
 
 interface Registered {
   entry: ReaperEntry
+  /** Set once `keep` has been asked (the reaper starts it), else null. */
   keeper: KeptProcess | null
 }
 
@@ -113,15 +120,13 @@ function stop(): void {
  * Register a session with the host's one reaper: a bash process that waits for its stdin, a pipe
  * only the host holds, to end, then kills every job of every registered session and removes
  * their directories. The reaper starts with the first registration (`bash` runs it) and ends
- * with the last release; a command that kills it only makes the host start another. `keeper`,
- * when given, is forked by the reaper (not by the host, whose fork costs far more) and ends with
- * the registration; it is started again only with a new reaper, not when it dies alone.
+ * with the last release; a command that kills it only makes the host start another. A kept
+ * process (`keep`) is forked by the reaper (not by the host, whose fork costs far more) and ends
+ * with the registration; it is started again only with a new reaper, not when it dies alone.
  */
-export function registerWithReaper(bash: string, id: string, entry: ReaperEntry, keeper: KeptProcess | null = null): ReaperRegistration {
-  const r: Registered = {
-    entry: { ...entry, dirs: [...entry.dirs], cgroups: [...entry.cgroups] },
-    keeper: keeper === null || !writeArgs(keeper) ? null : { file: keeper.file, args: [...keeper.args], argsFile: keeper.argsFile },
-  }
+export function registerWithReaper(bash: string, id: string, entry: ReaperEntry): ReaperRegistration {
+  const r: Registered = { entry: { ...entry, dirs: [...entry.dirs], cgroups: [...entry.cgroups] }, keeper: null }
+  let isKeepAsked = false
   registered.set(id, r)
   if (child === null) {
     bashUsed = bash
@@ -131,6 +136,14 @@ export function registerWithReaper(bash: string, id: string, entry: ReaperEntry,
     child.stdin?.write(addMessage(id, r))
   }
   return {
+    keep(keeper) {
+      if (isKeepAsked || registered.get(id) !== r) return
+      isKeepAsked = true
+      if (!writeArgs(keeper)) return
+      r.keeper = { file: keeper.file, args: [...keeper.args], argsFile: keeper.argsFile }
+      // With no reaper running now, the next one started takes it with the registration.
+      child?.stdin?.write(keepMessage(id, r.keeper))
+    },
     release(left = [], cgroupsLeft = []) {
       if (registered.get(id) !== r) return
       registered.delete(id)
