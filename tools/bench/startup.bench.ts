@@ -167,6 +167,8 @@ try {
   })
   for (let i = 0; i < ROUNDS; i++) await inTurn(i, steps)
   const ratio = (a: number[], b: number[]) => median(a) / median(b)
+  /** Round by round (both measured in the same round), a / b. */
+  const perRound = (a: number[], b: number[]) => a.map((x, i) => x / (b[i] as number))
   console.log(`node ${process.version}, ${ROUNDS} interleaved rounds, min – median – max\n`)
   report('minimal SDK server: spawn → initialize', spread(floor.init, 0, 'ms'))
   report('MCP filesystem server: spawn → initialize', spread(fsServer.init, 0, 'ms'))
@@ -180,15 +182,18 @@ try {
   report('hands serve: spawn → tools/list answered', spread(hands.list, 0, 'ms'))
   const l = ratio(hands.list, fsServer.list)
   report('  ratio hands / filesystem server (medians)', `${l.toFixed(2)}x`, `${l <= LIST_TARGET ? 'ok' : 'MISSED'} (target ≤ ${LIST_TARGET}x)`)
+  report('  ratio hands / filesystem server, per round', `${spread(perRound(hands.list, fsServer.list), 2)}x`)
   report('  ratio hands / minimal (medians)', `${ratio(hands.list, floor.list).toFixed(2)}x`)
   report('hands serve, a client offering roots: → tools/list', spread(handsRoots.list, 0, 'ms'))
   report('  ratio / filesystem server (medians)', `${ratio(handsRoots.list, fsServer.list).toFixed(2)}x`)
+  report('  ratio / filesystem server, per round', `${spread(perRound(handsRoots.list, fsServer.list), 2)}x`)
   report('  → first tools/call (file_exists, after roots/list)', spread(handsRoots.call, 0, 'ms'))
   report('minimal SDK server: idle RSS', spread(floor.rss, 0, 'MiB'))
   report('MCP filesystem server: idle RSS', spread(fsServer.rss, 0, 'MiB'))
   report('hands serve: idle RSS, tools loaded', spread(hands.rss, 0, 'MiB'))
   report('  ratio hands / minimal (medians)', `${ratio(hands.rss, floor.rss).toFixed(2)}x`)
   report('  ratio hands / filesystem server (medians)', `${ratio(hands.rss, fsServer.rss).toFixed(2)}x`)
+  report('  ratio hands / filesystem server, per round', `${spread(perRound(hands.rss, fsServer.rss), 2)}x`)
 
   const sdkImport: number[] = []
   const surfaceImport: number[] = []

@@ -128,12 +128,8 @@ describe('the reaper: one per host, shared by every session', () => {
     // The kept process writes into `left` after its stdin ends, the way a ruleset keeper that is
     // rebuilding writes its stamp: the removal must come after it.
     const script = `cat > /dev/null; sleep 0.2; mkdir -p ${left}/late`
-    const reg = registerWithReaper(
-      'bash',
-      `hands-${process.pid}-left`,
-      { target: '', marker: '', dirs: [left, kept], cgroups: [] },
-      { file: '/bin/sh', args: ['-c', script] },
-    )
+    const reg = registerWithReaper('bash', `hands-${process.pid}-left`, { target: '', marker: '', dirs: [left, kept], cgroups: [] })
+    reg.keep({ file: '/bin/sh', args: ['-c', script], argsFile: join(kept, 'keeper.args') })
     await eventually(() => (processesWhere((cmd) => cmd.includes(`${left}/late`)).length > 0 ? true : undefined), 20_000, 'the kept process')
     reg.release([left])
     await eventually(() => (existsSync(left) ? undefined : true), 20_000, `${left} to be removed`)

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import type { Socket } from 'node:net'
+import { MARKER_VAR } from '../tree/marker-keeper.ts'
 import { helperPath } from './probe.ts'
 
 /** The process on the other end of a socket a server accepted. */
@@ -125,18 +126,132 @@ export async function describePeer(socket: Socket): Promise<Peer> {
 /** True for a loopback address as Node reports a socket's remote one. */
 const isLoopback = (address: string | undefined) => address !== undefined && (/^127\./.test(address) || address === '::1' || /^::ffff:127\./.test(address))
 
+/** A process the helper found allowed, and its start time (a pid reused by another process has another). */
+interface Allowed {
+  peer: Peer
+  start: string
+}
+
+/** The processes lately found allowed to connect over TCP, newest first: a client opens many connections. */
+const allowed: Allowed[] = []
+const ALLOWED_KEPT = 4
+
+/** Field 22 of /proc/PID/stat (the start time, in clock ticks after boot); null once the process is gone. */
+function startTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null
+  } catch {
+    return null
+  }
+}
+
+/** The inode of the socket of the TCP connection from local port `client` to remote port `server` (/proc/net/tcp, then tcp6); null when not found. */
+function tcpInode(client: number, server: number): string | null {
+  const hex = (port: number) => `:${port.toString(16).toUpperCase().padStart(4, '0')}`
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string
+    try {
+      text = readFileSync(table, 'latin1')
+    } catch {
+      continue
+    }
+    for (const line of text.split('\n')) {
+      const f = line.trim().split(/\s+/)
+      if (f.length >= 10 && f[1]?.endsWith(hex(client)) && f[2]?.endsWith(hex(server)) && f[9] !== '0') return f[9] as string
+    }
+  }
+  return null
+}
+
+/** True when process `pid` holds a descriptor on the socket `link` (`socket:[INODE]`). */
+function holdsSocket(pid: number, link: string): boolean {
+  let fds: string[]
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`)
+  } catch {
+    return false
+  }
+  for (const fd of fds) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === link) return true
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return false
+}
+
+/**
+ * `a` as it stands now, read through /proc, when it is still the same process (same start time
+ * before and after the reads) and holds the socket `link`; null otherwise. What a process can
+ * change about itself is read again (its uid, no_new_privs, seccomp filters, cgroup and
+ * environment); its pid namespace and ancestors (a relay above it) are its own for life.
+ */
+function standingNow(a: Allowed, link: string): Peer | null {
+  const { pid } = a.peer
+  if (startTime(pid) !== a.start || !holdsSocket(pid, link)) return null
+  let status: string
+  let cgroup: string | null
+  let environ: string | null
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'latin1')
+    cgroup = /^0::(.*)$/m.exec(readFileSync(`/proc/${pid}/cgroup`, 'latin1'))?.[1] ?? null
+    environ = readFileSync(`/proc/${pid}/environ`, 'latin1')
+  } catch {
+    return null
+  }
+  if (startTime(pid) !== a.start) return null
+  const field = (key: string) => new RegExp(`^${key}:\\s*(\\d+)`, 'm').exec(status)?.[1]
+  const number = (key: string) => {
+    const v = field(key)
+    return v === undefined ? null : Number(v)
+  }
+  return {
+    ...a.peer,
+    uid: number('Uid') ?? -1,
+    gid: number('Gid') ?? -1,
+    isNoNewPrivs: field('NoNewPrivs') === undefined ? null : field('NoNewPrivs') === '1',
+    seccompFilters: number('Seccomp_filters'),
+    cgroup,
+    hasMarker: environ.startsWith(`${MARKER_VAR}=`) || environ.includes(`\0${MARKER_VAR}=`),
+    isAlive: true,
+  }
+}
+
 /**
  * Why the process on the client end of a TCP connection this process accepted may not use it,
  * or null when it may (see peerRefusal). Only loopback connections are checked: the process is
- * found through /proc (`hands-confine --tcp-peer`, ~5–15 ms). Where no process this one may see
- * holds the other end (another user's, when this server is not root), the kernel's record of the
- * socket's owner decides: another user is refused. A connection from another machine is not
- * this check's to judge (the front door's --allow-remote is).
+ * found through /proc (`hands-confine --tcp-peer`, ~5–15 ms, most of it the fork of this
+ * process). A client opens many connections (an MCP client one or two per session), so the few
+ * processes lately found allowed are looked at first, here: when one of them (the same process:
+ * same start time) holds the connection's socket and still stands as it did (read again), it is
+ * allowed without the helper. Where no process this one may see holds the other end (another
+ * user's, when this server is not root), the kernel's record of the socket's owner decides:
+ * another user is refused. A connection from another machine is not this check's to judge (the
+ * front door's --allow-remote is).
  */
 export async function tcpPeerRefusal(socket: Socket): Promise<string | null> {
   if (!isLoopback(socket.remoteAddress) || socket.localPort === undefined || socket.remotePort === undefined) return null
+  const inode = allowed.length === 0 ? null : tcpInode(socket.remotePort, socket.localPort)
+  if (inode !== null) {
+    for (const a of allowed) {
+      const now = standingNow(a, `socket:[${inode}]`)
+      if (now !== null && peerRefusal(now) === null) return null
+    }
+  }
   const { peer, ownerUid } = await askHelper(['--tcp-peer', String(socket.localPort), String(socket.remotePort)], 'ignore')
-  if (peer !== null) return peerRefusal(peer)
+  if (peer !== null) {
+    const refusal = peerRefusal(peer)
+    const start = refusal === null ? startTime(peer.pid) : null
+    if (start !== null) {
+      const at = allowed.findIndex((a) => a.peer.pid === peer.pid)
+      if (at >= 0) allowed.splice(at, 1)
+      allowed.unshift({ peer, start })
+      allowed.length = Math.min(allowed.length, ALLOWED_KEPT)
+    }
+    return refusal
+  }
   const me = process.geteuid?.() ?? -1
   return ownerUid !== null && ownerUid !== me && ownerUid !== 0 ? `the process that connected runs as another user (uid ${ownerUid})` : null
 }

@@ -50,15 +50,19 @@ fi
  *                                  a session: its cgroup (or ''), its marker prefix
  *                                  `HANDS_JOB=<session>.` (or ''), the directories to remove,
  *                                  the cgroups to remove once its processes are killed
- *   keep ID N ARG×N                start ARG… (Landlock's ruleset keeper) with its stdin on a pipe
- *                                  the reaper holds until `del ID` or its own end
+ *   keep ID FILE                   start the command whose NUL-terminated arguments FILE holds
+ *                                  (Landlock's ruleset keeper) with its stdin on a pipe the
+ *                                  reaper holds until `del ID` or its own end
  *   del ID N DIR×N M CG×M          the session closed: forget it, end its keeper, and once the
  *                                  keeper has exited remove DIR×N and the cgroups CG×M (what the
  *                                  session's own removal left; nothing else, so what stands at
  *                                  its other paths later is never touched)
  *
  * The keeper is forked here, not by the host: a fork of the host (a large Node process) costs far
- * more than one of this bash, and a session's first command need not wait for it.
+ * more than one of this bash, and a session's first command need not wait for it. Its ~80
+ * arguments come in a file (the session's spool, which commands cannot write) read at once by
+ * \`mapfile\`: bash reads a pipe one byte per system call, and a field at a time costs it ~10 µs,
+ * so the same arguments on the pipe took it 1–2 ms of CPU, beside the session's first command.
  */
 export const REAPER = `trap '' INT TERM HUP QUIT
 declare -A target marker kfd kpid
@@ -75,9 +79,11 @@ while rd op; do
     rd n || break
     for ((k = 0; k < n; k++)); do rd d || break 2; cgowner+=("$id") cgpath+=("$d"); done ;;
   keep)
-    rd id || break; rd n || break
+    rd id || break; rd af || break
     args=()
-    for ((k = 0; k < n; k++)); do rd a || break 2; args+=("$a"); done
+    # mapfile -d needs bash 4.4; an older one reads the file a field at a time.
+    { mapfile -d '' -t args < "$af" || { args=(); while IFS= read -r -d '' a; do args+=("$a"); done < "$af"; }; } 2>/dev/null
+    [ \${#args[@]} -gt 0 ] || continue
     [ -n "\${kfd[$id]-}" ] && { f=\${kfd[$id]}; exec {f}>&-; }
     exec {fd}> >(trap - INT TERM HUP QUIT; for f in "\${kfd[@]}"; do exec {f}>&-; done; exec "\${args[@]}" >/dev/null 2>&1)
     kfd[$id]=$fd kpid[$id]=$! ;;

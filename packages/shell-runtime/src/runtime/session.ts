@@ -28,6 +28,8 @@ import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from '
 
 /** Scripts longer than this (in bytes) reach bash through a file, under Linux's 128 KiB limit on one argument. */
 const INLINE_SCRIPT_MAX = 64 * 1024
+/** How long after the session's first job is launched the ruleset keeper is started, if that job's run has not settled by then. */
+const KEEPER_AFTER_MS = 1000
 
 /** One background shell as the session lists it. */
 export interface ShellResource {
@@ -102,6 +104,8 @@ export class Session {
   #seq = 0
   /** The spawner of piped jobs, started with the first one; undefined until then. */
   #spawner: Spawner | undefined
+  /** Armed by the first job's launch (see #startKeeper); null once the ruleset keeper was asked for. */
+  #keeperTimer: NodeJS.Timeout | null | undefined
 
   constructor(input: ShellRuntimeOptions) {
     this.options = resolveOptions(input, tmpdir())
@@ -146,15 +150,11 @@ export class Session {
       this.#removeFiles()
       throw err
     }
-    // The reaper forks the ruleset keeper; until it has stamped its ruleset, jobs build their own.
-    // A keeper that dies on its own is not started again until a new reaper is (the reaper was
-    // killed): meanwhile every job builds its own ruleset, slower but never weaker.
-    this.#reaper = registerWithReaper(
-      this.bash,
-      this.name,
-      { ...this.keeper.reaperTargets(), dirs: [this.spoolDir, this.tmpDir], cgroups: this.limits?.dirs ?? [] },
-      this.confiner.keeper,
-    )
+    this.#reaper = registerWithReaper(this.bash, this.name, {
+      ...this.keeper.reaperTargets(),
+      dirs: [this.spoolDir, this.tmpDir],
+      cgroups: this.limits?.dirs ?? [],
+    })
     this.#cancelExitHook = onHostExit(() => {
       this.#spawner?.close()
       this.keeper.killEverythingSync()
@@ -215,6 +215,10 @@ export class Session {
     const joins = this.limits?.join ?? []
     const effectsFile = this.effectsFile(seq)
     const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd, io, keepFds, joins, effectsFile })
+    if (this.#keeperTimer === undefined && this.confiner.keeper !== null) {
+      this.#keeperTimer = setTimeout(() => this.#startKeeper(), KEEPER_AFTER_MS)
+      this.#keeperTimer.unref()
+    }
     if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined || launch.env[CLOSE_FDS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
     return { launch, scriptFile }
   }
@@ -227,6 +231,25 @@ export class Session {
     if (!this.options.isSpawner || launch.statusFd === null || !launch.hasRelay || this.#closed !== null) return null
     this.#spawner ??= new Spawner(launch.file)
     return this.#spawner
+  }
+
+  /**
+   * Have the reaper fork the ruleset keeper: once the session's first foreground run has settled,
+   * or KEEPER_AFTER_MS after its first job was launched if that run is still going. The first
+   * job builds its own ruleset either way (no keeper could have stamped one before it starts),
+   * so the keeper's fork, exec and build (~1–2 ms of CPU on a 2-core machine) are kept out of the
+   * first command's way, and a session that never runs a command starts none. Until the keeper
+   * has stamped its ruleset, jobs build their own; one that dies on its own is not started again
+   * until a new reaper is (the reaper was killed): meanwhile every job builds its own ruleset,
+   * slower but never weaker.
+   */
+  #startKeeper(): void {
+    if (this.#keeperTimer === null) return
+    clearTimeout(this.#keeperTimer)
+    this.#keeperTimer = null
+    const keeper = this.confiner.keeper
+    if (keeper === null || this.#closed !== null) return
+    this.#reaper.keep({ ...keeper, argsFile: join(this.spoolDir, 'keeper.args') })
   }
 
   /** Where job `seq`'s relay records what it changes on disk; null when jobs are not observed here. */
@@ -342,6 +365,7 @@ export class Session {
       cancel?.removeEventListener('abort', onCancel)
       this.#activeRuns.delete(controller)
       this.#runsSettled.delete(settled)
+      if (this.#keeperTimer) this.#startKeeper()
     })
     this.#runsSettled.add(settled)
     return settled
@@ -392,6 +416,8 @@ export class Session {
   }
 
   async #close(): Promise<void> {
+    if (this.#keeperTimer) clearTimeout(this.#keeperTimer)
+    this.#keeperTimer = null
     const grace = this.options.stopGraceMs
     const shells = [...this.shells.values()]
     this.shells.clear()

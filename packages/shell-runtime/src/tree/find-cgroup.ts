@@ -11,17 +11,44 @@ export interface FoundCgroup {
   mount: string
 }
 
+/** The last hierarchy found, and the own cgroup (/proc/self/cgroup) it was found for. */
+let last: { ownCgroup: string; found: FoundCgroup } | null = null
+
+/** True when this process may create groups in `dir` and move processes out of it. */
+function isWritable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK)
+    accessSync(join(dir, 'cgroup.procs'), constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /**
  * The directory of this process's own cgroup in a writable cgroup v2 hierarchy, found from
  * /proc/self/mountinfo and /proc/self/cgroup; null when there is none (no cgroup2 mount, our
- * cgroup is not visible under it, or we may not create groups or move processes there).
+ * cgroup is not visible under it, or we may not create groups or move processes there). Every
+ * session asks: while this process stays in the same cgroup, the directory found last is checked
+ * again (still writable) instead of parsing the mount table again.
  */
 export function findWritableCgroup(): FoundCgroup | null {
-  let mountinfo: string
   let ownCgroup: string
   try {
-    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8')
     ownCgroup = readFileSync('/proc/self/cgroup', 'utf8')
+  } catch {
+    return null
+  }
+  if (last !== null && last.ownCgroup === ownCgroup && isWritable(last.found.dir)) return last.found
+  const found = search(ownCgroup)
+  last = found === null ? null : { ownCgroup, found }
+  return found
+}
+
+function search(ownCgroup: string): FoundCgroup | null {
+  let mountinfo: string
+  try {
+    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8')
   } catch {
     return null
   }
@@ -42,14 +69,8 @@ export function findWritableCgroup(): FoundCgroup | null {
     else if (path === root || path.startsWith(`${root}/`)) rel = path.slice(root.length)
     else continue
     const dir = join(mountPoint, rel)
-    try {
-      // Creating a group needs the directory; moving a process out of our group needs its procs file.
-      accessSync(dir, constants.W_OK)
-      accessSync(join(dir, 'cgroup.procs'), constants.W_OK)
-      return { dir, mount: mountPoint }
-    } catch {
-      continue
-    }
+    // Creating a group needs the directory; moving a process out of our group needs its procs file.
+    if (isWritable(dir)) return { dir, mount: mountPoint }
   }
   return null
 }

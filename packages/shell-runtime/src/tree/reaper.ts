@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
 import { REAPER } from '../process/prelude.ts'
 
 /** What the reaper removes for one session if the host dies without cleaning up. */
@@ -17,10 +18,18 @@ export interface ReaperEntry {
 export interface KeptProcess {
   file: string
   args: string[]
+  /** Where its arguments are written for the reaper to read (a new file in a directory of the session's that commands cannot write). */
+  argsFile: string
 }
 
 /** A session's place in the host's reaper. */
 export interface ReaperRegistration {
+  /**
+   * Have the reaper start `keeper` for this session (once; a later call, or one after release,
+   * does nothing). Its arguments are written to `keeper.argsFile` first; when that fails the
+   * session goes without it, as it does when the kept process dies alone.
+   */
+  keep(keeper: KeptProcess): void
   /**
    * Forget the session and end its kept process; then the reaper removes `left` (the session's
    * directories its own removal could not take) and `cgroupsLeft` (its limit groups still there)
@@ -35,6 +44,7 @@ const QUICK_MAX = 5
 
 interface Registered {
   entry: ReaperEntry
+  /** Set once `keep` has been asked (the reaper starts it), else null. */
   keeper: KeptProcess | null
 }
 
@@ -55,7 +65,20 @@ function addMessage(id: string, r: Registered): Buffer {
 }
 
 function keepMessage(id: string, keeper: KeptProcess): Buffer {
-  return message(['keep', id, String(keeper.args.length + 1), keeper.file, ...keeper.args])
+  return message(['keep', id, keeper.argsFile])
+}
+
+/**
+ * Write the kept process's arguments where the reaper reads them; false when that fails (a full
+ * disk): the session then goes without a kept process, as it does when that process dies alone.
+ */
+function writeArgs(keeper: KeptProcess): boolean {
+  try {
+    writeFileSync(keeper.argsFile, message([keeper.file, ...keeper.args]), { mode: 0o400, flag: 'wx' })
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -97,15 +120,13 @@ function stop(): void {
  * Register a session with the host's one reaper: a bash process that waits for its stdin, a pipe
  * only the host holds, to end, then kills every job of every registered session and removes
  * their directories. The reaper starts with the first registration (`bash` runs it) and ends
- * with the last release; a command that kills it only makes the host start another. `keeper`,
- * when given, is forked by the reaper (not by the host, whose fork costs far more) and ends with
- * the registration; it is started again only with a new reaper, not when it dies alone.
+ * with the last release; a command that kills it only makes the host start another. A kept
+ * process (`keep`) is forked by the reaper (not by the host, whose fork costs far more) and ends
+ * with the registration; it is started again only with a new reaper, not when it dies alone.
  */
-export function registerWithReaper(bash: string, id: string, entry: ReaperEntry, keeper: KeptProcess | null = null): ReaperRegistration {
-  const r: Registered = {
-    entry: { ...entry, dirs: [...entry.dirs], cgroups: [...entry.cgroups] },
-    keeper: keeper === null ? null : { file: keeper.file, args: [...keeper.args] },
-  }
+export function registerWithReaper(bash: string, id: string, entry: ReaperEntry): ReaperRegistration {
+  const r: Registered = { entry: { ...entry, dirs: [...entry.dirs], cgroups: [...entry.cgroups] }, keeper: null }
+  let isKeepAsked = false
   registered.set(id, r)
   if (child === null) {
     bashUsed = bash
@@ -115,6 +136,14 @@ export function registerWithReaper(bash: string, id: string, entry: ReaperEntry,
     child.stdin?.write(addMessage(id, r))
   }
   return {
+    keep(keeper) {
+      if (isKeepAsked || registered.get(id) !== r) return
+      isKeepAsked = true
+      if (!writeArgs(keeper)) return
+      r.keeper = { file: keeper.file, args: [...keeper.args], argsFile: keeper.argsFile }
+      // With no reaper running now, the next one started takes it with the registration.
+      child?.stdin?.write(keepMessage(id, r.keeper))
+    },
     release(left = [], cgroupsLeft = []) {
       if (registered.get(id) !== r) return
       registered.delete(id)
