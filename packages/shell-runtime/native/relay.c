@@ -253,7 +253,10 @@ __attribute__((noreturn)) static void relay(int sfd, int channel, int status_fd)
         sys(__NR_close, channel, 0, 0);
         channel = -1;
       } else if (fds[i].fd == listener) {
-        supervise(listener);
+        if (fds[i].revents & 1 /* POLLIN */) supervise(listener);
+        /* No process uses the filter any more (the job's tree is gone): the listener stays ready
+         * for ever, so it is dropped rather than polled in a loop until the relay ends. */
+        if (fds[i].revents & (0x8 | 0x10) /* POLLERR | POLLHUP */) sys(__NR_close, listener, 0, 0), listener = -1;
       }
     }
     if (fds[0].revents == 0) continue;
