@@ -78,9 +78,22 @@ function readStatus(stream: Readable): Promise<Ending | null> {
       const m = /^(exit|signal) (\d+)\n/.exec(text)
       if (m !== null) resolve(m[1] === 'exit' ? endingOf(Number(m[2]), null) : endingOf(null, signalName(Number(m[2]))))
     })
-    stream.once('close', () => resolve(null))
-    stream.once('error', () => resolve(null))
+    onceClosed(stream, () => resolve(null))
   })
+}
+
+/**
+ * Call `done` once `stream` has closed or failed, at once if it already has. A socket the spawner
+ * handed over starts reading as it arrives: one its writer closed without writing (an empty
+ * stderr) may have closed before anyone listened (a stream holding data never ends unread).
+ */
+function onceClosed(stream: Readable, done: () => void): void {
+  if (stream.closed || stream.destroyed) {
+    done()
+    return
+  }
+  stream.once('close', done)
+  stream.once('error', done)
 }
 
 /** Wait for the relay to end (it does once the tree is gone); SIGKILL it after RELAY_END_MS. */
@@ -107,8 +120,7 @@ function collect(stream: Readable, into: Buffer[], max: number): Promise<void> {
       into.push(chunk.subarray(0, max - kept))
       kept += Math.min(chunk.length, max - kept)
     })
-    stream.once('close', resolve)
-    stream.once('error', () => resolve())
+    onceClosed(stream, resolve)
   })
 }
 
@@ -120,8 +132,7 @@ function capture(stream: Readable, into: BoundedCapture): Promise<void> {
         void into.drained().then(() => stream.resume())
       }
     })
-    stream.once('close', resolve)
-    stream.once('error', () => resolve())
+    onceClosed(stream, resolve)
   })
 }
 
