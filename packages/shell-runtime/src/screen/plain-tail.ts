@@ -39,6 +39,8 @@ export function isPlain(bytes: Buffer): boolean {
 let lineFeeds = new Int32Array(1024)
 /** Whether the last `scanPlain` saw a tab. */
 let sawTab = false
+/** Where the last `scanPlain` saw its last escape (an SGR's ESC), or -1. */
+let lastEsc = -1
 
 /**
  * `isPlain`, and on the way the line feeds: returns -1 when `bytes` are not plain, else how many
@@ -55,6 +57,7 @@ function scanPlain(bytes: Buffer): number {
   let feeds = lineFeeds
   let count = 0
   let tab = false
+  let esc = -1
   for (let i = 0; i < n; i++) {
     if (i >= lead && ((i - lead) & 3) === 0) {
       let w = (i - lead) >>> 2
@@ -83,6 +86,7 @@ function scanPlain(bytes: Buffer): number {
         if (!((d >= 0x30 && d <= 0x3b) || d === 0x3a)) break
       }
       if (bytes[j] !== 0x6d) return -1
+      esc = i
       i = j
     } else if (c === 0xc2) {
       const next = bytes[i + 1]
@@ -90,6 +94,7 @@ function scanPlain(bytes: Buffer): number {
     } else return -1
   }
   sawTab = tab
+  lastEsc = esc
   return count
 }
 const NO_WORDS = new Int32Array(0)
@@ -131,6 +136,8 @@ export class PlainTail {
   #bodyBytes = 0
   /** Offset of #body[0][0] in the stream of bytes after the head. */
   #bodyOffset = 0
+  /** Stream offset of the last ESC held in the body, or -1: dropped bytes before none need no look for SGRs. */
+  #lastEscAt = -1
   /** Complete body lines not yet skipped: end offsets (after the LF) and rows (-1: cannot be skipped). */
   #lineEnds = new Float64Array(INITIAL_LINES)
   #lineRows = new Int32Array(INITIAL_LINES)
@@ -189,8 +196,13 @@ export class PlainTail {
     return 'held'
   }
 
-  /** Everything held, in parse order; the tail is empty afterwards. */
-  take(): HeldBytes {
+  /**
+   * Everything held, in parse order; the tail is empty afterwards. The oldest body lines are first
+   * skipped down to `keepRows` rows when `canSkip` allows, so what is parsed is what the history
+   * shows, not up to twice that.
+   */
+  take(canSkip: () => boolean): HeldBytes {
+    if (this.#rows > this.#keepRows) this.#trim(canSkip)
     const held: HeldBytes = {
       head: this.#head,
       skippedRows: this.#skippedRows,
@@ -206,6 +218,7 @@ export class PlainTail {
     this.#body = []
     this.#bodyBytes = 0
     this.#bodyOffset = 0
+    this.#lastEscAt = -1
     this.#front = 0
     this.#back = 0
     if (this.#lineEnds.length > INITIAL_LINES) {
@@ -235,6 +248,7 @@ export class PlainTail {
     const base = this.#bodyOffset + this.#bodyBytes
     this.#body.push(buf)
     this.#bodyBytes += buf.length
+    if (lastEsc >= shift) this.#lastEscAt = base + lastEsc - shift
     const hasTab = sawTab
     const at = lineFeeds
     let pos = 0
@@ -286,20 +300,20 @@ export class PlainTail {
     return Math.ceil(len / this.#cols)
   }
 
+  /** True when body bytes [from, to) are printable ASCII. The line asked about is the newest, so the chunks are walked from the end. */
   #isPrintableAscii(from: number, to: number): boolean {
-    let offset = this.#bodyOffset
-    for (const b of this.#body) {
-      const end = offset + b.length
-      if (end > from) {
-        const i0 = Math.max(0, from - offset)
-        const i1 = Math.min(b.length, to - offset)
-        for (let i = i0; i < i1; i++) {
+    let end = this.#bodyOffset + this.#bodyBytes
+    for (let k = this.#body.length - 1; k >= 0 && end > from; k--) {
+      const b = this.#body[k] as Buffer
+      const start = end - b.length
+      if (start < to) {
+        const i1 = Math.min(b.length, to - start)
+        for (let i = Math.max(0, from - start); i < i1; i++) {
           const c = b[i] as number
           if (c < 0x20 || c > 0x7e) return false
         }
       }
-      offset = end
-      if (offset >= to) break
+      end = start
     }
     return true
   }
@@ -328,33 +342,41 @@ export class PlainTail {
 
   /** Drop body bytes before stream offset `cut` (a line end), remembering their SGR sequences. */
   #dropBody(cut: number): void {
-    while (this.#body.length > 0) {
-      const b = this.#body[0] as Buffer
-      const take = Math.min(b.length, cut - this.#bodyOffset)
-      if (take <= 0) break
-      const gone = take === b.length ? b : b.subarray(0, take)
-      this.#keepSgr(gone)
-      if (take === b.length) this.#body.shift()
-      else this.#body[0] = b.subarray(take)
-      this.#bodyOffset += take
-      this.#bodyBytes -= take
+    // Whole chunks go in one splice: a printer's small chunks number in the tens of thousands,
+    // and removing them one by one from the front of the array would move the rest each time.
+    let whole = 0
+    let offset = this.#bodyOffset
+    while (whole < this.#body.length && offset + (this.#body[whole] as Buffer).length <= cut) offset += (this.#body[whole++] as Buffer).length
+    const gone = this.#body.splice(0, whole)
+    const first = this.#body[0]
+    if (first !== undefined && cut > offset) {
+      gone.push(first.subarray(0, cut - offset))
+      this.#body[0] = first.subarray(cut - offset)
+      offset = cut
     }
+    if (this.#lastEscAt >= this.#bodyOffset) this.#keepSgr(gone)
+    this.#bodyBytes -= offset - this.#bodyOffset
+    this.#bodyOffset = offset
   }
 
-  /** Remember the SGR sequences of dropped bytes that still set the pen: those from the last reset on. */
-  #keepSgr(gone: Buffer): void {
+  /** Remember the SGR sequences of dropped bytes (`gone`, oldest first) that still set the pen: those from the last reset on. */
+  #keepSgr(gone: Buffer[]): void {
     const found: string[] = []
     let isReset = false
-    for (let at = gone.length; at > 0 && found.length < MAX_SGR; ) {
-      at = gone.lastIndexOf(0x1b, at - 1)
-      if (at < 0) break
-      let end = at + 2
-      while (end < gone.length && (gone[end] as number) >= 0x30 && (gone[end] as number) <= 0x3b) end++
-      const seq = gone.toString('latin1', at, end + 1)
-      found.push(seq)
-      if (SGR_RESET.test(seq)) {
-        isReset = true
-        break
+    // Newest first; no chunk ends inside a sequence (such a chunk is not plain).
+    for (let k = gone.length - 1; k >= 0 && !isReset && found.length < MAX_SGR; k--) {
+      const b = gone[k] as Buffer
+      for (let at = b.length; at > 0 && found.length < MAX_SGR; ) {
+        at = b.lastIndexOf(0x1b, at - 1)
+        if (at < 0) break
+        let end = at + 2
+        while (end < b.length && (b[end] as number) >= 0x30 && (b[end] as number) <= 0x3b) end++
+        const seq = b.toString('latin1', at, end + 1)
+        found.push(seq)
+        if (SGR_RESET.test(seq)) {
+          isReset = true
+          break
+        }
       }
     }
     found.reverse()
