@@ -2,8 +2,8 @@
  * `pnpm bench terminal`: the background shells' screen model against baselines measured in the
  * same run — a 256 MiB printer (`yes`) through shell_background against raw node-pty counting
  * (and against node-pty with a headless xterm parsing every byte, which is why plain lines are
- * held back), a CPU-bound 128 MiB printer (`tr` + `fold`) the same way, each with this process's
- * CPU per MiB beside its throughput, shell_logs over backspace-heavy lines against plain lines, memory per screen with a full
+ * held back), a CPU-bound 128 MiB printer (`tr` + `fold`) and one that pauses between 2 MiB
+ * bursts the same way, each with this process's CPU per MiB beside its throughput, shell_logs over backspace-heavy lines against plain lines, memory per screen with a full
  * history against a bare headless xterm with the same history. Rounds are interleaved so load
  * from elsewhere falls on both sides; min–median–max.
  */
@@ -27,6 +27,9 @@ const PRINTER = `yes ${'x'.repeat(99)} | head -c ${BYTES}`
 const FOLD_BYTES = 128 * MiB
 /** A CPU-bound printer: `fold` writes each 100-character line to the terminal with its own write(2). */
 const FOLDER = `head -c ${FOLD_BYTES} /dev/zero | tr '\\0' x | fold -w 100`
+const BURST_BYTES = 64 * MiB
+/** A printer that pauses: 2 MiB of lines, 0.1 s of quiet, 32 times. */
+const BURSTS = `for i in $(seq 32); do yes ${'x'.repeat(99)} | head -c ${2 * MiB}; sleep 0.1; done`
 const ROUNDS = Number(process.env['HANDS_BENCH_ROUNDS'] ?? 5)
 const MEMORY_ROUNDS = 3
 /** The part of @xterm/headless's Terminal the memory baseline uses. */
@@ -140,6 +143,16 @@ try {
     ])
   }
   reportFloods('tr + fold, 128 MiB', fold, 'raw node-pty', 0.8)
+  // A printer that stops now and then, as one does between steps or on a loaded machine: what is
+  // held while it prints is parsed only once it has been quiet for a while, not at every stop.
+  const bursts: Record<string, Flood[]> = { 'raw node-pty': [], shell_background: [] }
+  for (let r = 0; r < ROUNDS; r++) {
+    await inTurn(r, [
+      async () => bursts['raw node-pty']?.push(await rawPty(BURSTS)),
+      async () => bursts['shell_background']?.push(await background(BURSTS, BURST_BYTES)),
+    ])
+  }
+  reportFloods('yes in 2 MiB bursts 0.1 s apart, 64 MiB', bursts, 'raw node-pty', 0.9)
 
   // 2. shell_logs(n=2000) over 2,000 backspace-heavy lines against 2,000 plain lines of the same
   // length in bytes (4,094) and of the same width on screen (2,047).

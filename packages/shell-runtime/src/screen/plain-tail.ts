@@ -251,25 +251,43 @@ export class PlainTail {
     if (lastEsc >= shift) this.#lastEscAt = base + lastEsc - shift
     const hasTab = sawTab
     const at = lineFeeds
+    const cols = this.#cols
+    // Every line of a printer's output passes here: the fields live in locals through the loop.
+    let ends = this.#lineEnds
+    let lineRows = this.#lineRows
+    let back = this.#back
+    let held = this.#rows
+    let start = this.#lineStart
+    let tabs = this.#lineTabs
     let pos = 0
     for (let k = first; k <= feeds; k++) {
       const lf = k < feeds ? (at[k] as number) - shift : -1
       const end = lf < 0 ? buf.length : lf
-      if (hasTab) for (let t = buf.indexOf(0x09, pos); t >= 0 && t < end; t = buf.indexOf(0x09, t + 1)) this.#lineTabs++
+      if (hasTab) for (let t = buf.indexOf(0x09, pos); t >= 0 && t < end; t = buf.indexOf(0x09, t + 1)) tabs++
       if (lf < 0) break
       const before = lf > 0 ? buf[lf - 1] : this.#lastByte
-      const start = this.#lineStart
       const stop = base + lf
-      const rows = before === CR ? this.#rowsOf(start, stop - 1, this.#lineTabs) : -1
-      if (this.#back === this.#lineEnds.length) this.#makeRoom()
-      this.#lineEnds[this.#back] = stop + 1
-      this.#lineRows[this.#back] = rows
-      this.#back++
-      this.#rows += rows < 0 ? 1 : rows
-      this.#lineStart = stop + 1
-      this.#lineTabs = 0
+      // Each character is at most as wide as its UTF-8 bytes; a tab at most 8 columns.
+      const rows = before !== CR ? -1 : stop - 1 - start + 7 * tabs <= cols ? 1 : this.#rowsOf(start, stop - 1, tabs)
+      if (back === ends.length) {
+        this.#back = back
+        this.#makeRoom()
+        ends = this.#lineEnds
+        lineRows = this.#lineRows
+        back = this.#back
+      }
+      ends[back] = stop + 1
+      lineRows[back] = rows
+      back++
+      held += rows < 0 ? 1 : rows
+      start = stop + 1
+      tabs = 0
       pos = lf + 1
     }
+    this.#back = back
+    this.#rows = held
+    this.#lineStart = start
+    this.#lineTabs = tabs
     this.#lastByte = buf[buf.length - 1] as number
   }
 
@@ -294,7 +312,6 @@ export class PlainTail {
   /** Rows a line of body bytes [from, to) (without its CR LF) takes from column 0, or -1 when that is not certain without parsing it. */
   #rowsOf(from: number, to: number, tabs: number): number {
     const len = to - from
-    // Each character is at most as wide as its UTF-8 bytes; a tab at most 8 columns.
     if (len + 7 * tabs <= this.#cols) return 1
     if (tabs > 0 || !this.#isPrintableAscii(from, to)) return -1
     return Math.ceil(len / this.#cols)
@@ -321,21 +338,33 @@ export class PlainTail {
   /** Skip the oldest body lines down to `keepRows` rows; false when that is not allowed or not enough. */
   #trim(canSkip: () => boolean): boolean {
     if (!this.#headEndsCrLf || !canSkip()) return false
+    const ends = this.#lineEnds
+    const lineRows = this.#lineRows
+    const keep = this.#keepRows
+    const back = this.#back
+    let front = this.#front
+    let held = this.#rows
+    let skipped = 0
+    let lines = 0
     let cut = -1
-    while (this.#front < this.#back) {
-      const rows = this.#lineRows[this.#front] as number
-      if (this.#rows - Math.max(rows, 1) < this.#keepRows) break
+    while (front < back) {
+      const rows = lineRows[front] as number
+      if (held - Math.max(rows, 1) < keep) break
       if (rows < 0) break
-      this.#rows -= rows
-      this.#skippedRows += rows
-      this.#skippedLines++
+      held -= rows
+      skipped += rows
+      lines++
       if (this.#spanRows < this.#screenRows) {
         this.#spans.push(rows)
         this.#spanRows += rows
       }
-      cut = this.#lineEnds[this.#front] as number
-      this.#front++
+      cut = ends[front] as number
+      front++
     }
+    this.#front = front
+    this.#rows = held
+    this.#skippedRows += skipped
+    this.#skippedLines += lines
     if (cut >= 0) this.#dropBody(cut)
     return this.#rows <= 2 * this.#keepRows && this.#bodyBytes <= this.#maxBytes
   }
