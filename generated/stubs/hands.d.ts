@@ -31,6 +31,17 @@ export interface ShellBackgroundResult {
   is_already_running: boolean
 }
 
+export interface ShellLogsChanges {
+  created: string[]
+  modified: string[]
+  deleted: string[]
+  renamed: ShellLogsChangesRenamed[]
+  counts: ShellLogsChangesCounts
+  outside_roots: number
+  is_complete: boolean
+  note: string | null
+}
+
 export interface ShellLogsResult {
   id: string
   lines: string[]
@@ -42,6 +53,7 @@ export interface ShellLogsResult {
   cpu_ms: number | null
   process_count: number
   is_waiting_for_input: boolean | null
+  changes: ShellLogsChanges
 }
 
 export interface ShellTypeResult {
@@ -122,7 +134,7 @@ export interface Hands {
   /** Start `commands` as one bash script in a terminal and return its `id` at once; the same script while live returns that shell. Then poll shell_logs in python_execution. */
   shell_background(commands: string[], id?: string, cwd?: string): Promise<ShellBackgroundResult>
 
-  /** Return the last `n` lines a background shell printed, with its status and exit, at once; `dropped_lines` counts lines that scrolled away unseen since your previous read; `silent_ms`, `cpu_ms`, `process_count` and `is_waiting_for_input` say whether a quiet shell is working or waiting for you. */
+  /** Return a background shell's last `n` lines, status and exit, at once; since your previous read, `dropped_lines` counts lines scrolled away unseen and `changes` what it changed on disk; `silent_ms`, `cpu_ms`, `process_count` and `is_waiting_for_input` say whether a quiet shell is working or waiting for you. */
   shell_logs(id: string, n?: number): Promise<ShellLogsResult>
 
   /** Type `text` into a running background shell's terminal, then Enter unless `is_enter` is false. */

@@ -44,6 +44,17 @@ async def shell_background(commands: list[str], id: str | None = None, cwd: str 
     ...
 
 
+class ShellLogsChanges(TypedDict):
+    created: list[str]
+    modified: list[str]
+    deleted: list[str]
+    renamed: list[ShellLogsChangesRenamed]
+    counts: ShellLogsChangesCounts
+    outside_roots: int
+    is_complete: bool
+    note: str | None
+
+
 class ShellLogsResult(TypedDict):
     id: str
     lines: list[str]
@@ -55,10 +66,11 @@ class ShellLogsResult(TypedDict):
     cpu_ms: int | None
     process_count: int
     is_waiting_for_input: bool | None
+    changes: ShellLogsChanges
 
 
 async def shell_logs(id: str, n: int = 200) -> ShellLogsResult:
-    """Return the last `n` lines a background shell printed, with its status and exit, at once; `dropped_lines` counts lines that scrolled away unseen since your previous read; `silent_ms`, `cpu_ms`, `process_count` and `is_waiting_for_input` say whether a quiet shell is working or waiting for you."""
+    """Return a background shell's last `n` lines, status and exit, at once; since your previous read, `dropped_lines` counts lines scrolled away unseen and `changes` what it changed on disk; `silent_ms`, `cpu_ms`, `process_count` and `is_waiting_for_input` say whether a quiet shell is working or waiting for you."""
     ...
 
 

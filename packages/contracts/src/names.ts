@@ -33,6 +33,7 @@ export const P = {
   cpu_ms: 'cpu_ms',
   process_count: 'process_count',
   is_waiting_for_input: 'is_waiting_for_input',
+  changes: 'changes',
   is_deleted: 'is_deleted',
   is_created: 'is_created',
   is_exists: 'is_exists',

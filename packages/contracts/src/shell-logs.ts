@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox'
 import { defineTool } from './descriptor.ts'
 import { CUT_LINE_MARK, P, SHELL_LOGS } from './names.ts'
-import { Exact, ExitCode, ShellId, Status, TailLines } from './schema-parts.ts'
+import { Changes, Exact, ExitCode, ShellId, Status, TailLines } from './schema-parts.ts'
 
 // input
 export const ShellLogsInput = Type.Object(
@@ -41,6 +41,7 @@ export const ShellLogsResult = Exact({
   is_waiting_for_input: Type.Union([Type.Boolean(), Type.Null()], {
     description: 'True while it is blocked reading its terminal: a prompt or an editor waiting for keys. Null once exited or when this cannot be told.',
   }),
+  changes: Changes('What the shell, and everything it started, changed on disk since your previous read of it (since it started, on the first read).'),
 })
 export type ShellLogsResult = Static<typeof ShellLogsResult>
 
@@ -51,8 +52,8 @@ export const shellLogs = defineTool({
   name: SHELL_LOGS,
   title: 'Read background shell output',
   describe: () =>
-    `Return the last \`${P.n}\` lines a background shell printed, with its status and exit, at once; ` +
-    `\`${P.dropped_lines}\` counts lines that scrolled away unseen since your previous read; ` +
+    `Return a background shell's last \`${P.n}\` lines, status and exit, at once; since your previous read, ` +
+    `\`${P.dropped_lines}\` counts lines scrolled away unseen and \`${P.changes}\` what it changed on disk; ` +
     `\`${P.silent_ms}\`, \`${P.cpu_ms}\`, \`${P.process_count}\` and \`${P.is_waiting_for_input}\` say whether a quiet shell is working or waiting for you.`,
   input: ShellLogsInput,
   result: ShellLogsResult,

@@ -281,6 +281,9 @@ void effects_record(long pid, __u32 arch, int nr, const u64 *args) {
   /* A rename, each one: the host pairs what left one name with what arrived at the other only along these. */
   if (n == 0 || m == 0) return;
   append("R ", 2), append(from, n + 1), append(to, m + 1);
+  /* Written before the rename happens: a host reading a running job's record (shell_logs) must never
+     see the rename's effect on disk without it, or it would report a deletion and a creation. */
+  effects_flush();
 }
 
 void effects_close(int is_observed) {

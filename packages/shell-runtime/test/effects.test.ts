@@ -7,9 +7,10 @@
 import { spawn } from 'node:child_process'
 import { chmodSync, chownSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { shellRun, shellStop, type Changes } from '@hands/contracts'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { shellLogs, shellRun, shellStop, type Changes } from '@hands/contracts'
 import { describe, expect, it } from 'vitest'
-import { FIXTURES, logsUntil, makeRuntime, MECHANISMS, tempDir, valid } from './helpers.ts'
+import { eventually, FIXTURES, logsUntil, makeRuntime, MECHANISMS, tempDir, valid } from './helpers.ts'
 
 const isRoot = process.getuid?.() === 0
 /** Off is observed only when hands runs as root (see docs/effects.md). */
@@ -119,6 +120,26 @@ describe.each(MODES)('what each command changed on disk (%s)', (confine) => {
     }
     expect(readFileSync(join(root, 'mmap.bin'), 'latin1').charAt(0)).toBe('y')
   })
+
+  it('names each change of the same table exactly when each line runs as a background shell (shell_stop’s total)', async () => {
+    const root = tempDir('workspace')
+    const second = tempDir('second-root')
+    const { rt } = makeRuntime({ confine, roots: [root, second] })
+    const cases = table(root, second, confine === 'off' ? tempDir('outside') : null)
+    // Eight shells at a time (the session's cap is 16), each waited for until it exits, then stopped.
+    for (let at = 0; at < cases.length; at += 8) {
+      const batch = cases.slice(at, at + 8)
+      const shells = await Promise.all(batch.map((c) => rt.shell_background({ commands: [c.line], cwd: root })))
+      for (const [i, c] of batch.entries()) {
+        const id = shells[i]!.id
+        await eventually(async () => ((await rt.shell_logs({ id })).status === 'exited' ? true : undefined), 30_000, `${c.line} to exit`)
+        const stop = valid(shellStop, await rt.shell_stop({ id }))
+        expect(stop.exit, c.line).toBe(0)
+        expect({ line: c.line, ...account(stop.changes) }).toEqual({ line: c.line, ...c.want })
+        expect(stop.changes.note, c.line).toBeNull()
+      }
+    }
+  })
 })
 
 describe.each(MODES)('whose changes they are (%s)', (confine) => {
@@ -137,6 +158,65 @@ describe.each(MODES)('whose changes they are (%s)', (confine) => {
     expect(stop.changes.counts.created).toBe(40)
     expect(stop.changes.created).toEqual(Array.from({ length: 10 }, (_, i) => `bg-${i + 1}.txt`))
     expect(stop.changes.is_complete).toBe(true)
+  })
+})
+
+describe.each(MODES)('a background shell’s changes, read by read (%s)', (confine) => {
+  it('shell_logs says what changed since the previous read, and shell_stop the total', async () => {
+    const root = tempDir('workspace')
+    writeFileSync(join(root, 'm.txt'), 'old\n')
+    const { rt } = makeRuntime({ confine, roots: [root] })
+    const bg = await rt.shell_background({
+      commands: ['echo one > a.txt; echo more >> m.txt; echo phase-1; read; mv a.txt b.txt; rm m.txt; echo c > c.txt; echo phase-2; sleep 1000'],
+      cwd: root,
+    })
+    /** Reads until a line says `mark`, gathering what each read reported (each read reports only what is new). */
+    const readUntil = async (mark: string) => {
+      let isFinal = false
+      const seen = {
+        ...none,
+        created: [] as string[],
+        modified: [] as string[],
+        deleted: [] as string[],
+        renamed: [] as Changes['renamed'],
+        counts: { ...none.counts },
+      }
+      await eventually(
+        async () => {
+          const r = valid(shellLogs, await rt.shell_logs({ id: bg.id, n: 50 }))
+          expect(r.changes.note).toBeNull()
+          seen.created.push(...r.changes.created)
+          seen.modified.push(...r.changes.modified)
+          seen.deleted.push(...r.changes.deleted)
+          seen.renamed.push(...r.changes.renamed)
+          for (const k of ['created', 'modified', 'deleted', 'renamed'] as const) seen.counts[k] += r.changes.counts[k]
+          if (!r.lines.includes(mark)) return undefined
+          // The relay writes its record within 100 ms of a change: a read right after the mark may
+          // leave the last changes to the next read.
+          if (isFinal) return true
+          isFinal = true
+          await sleep(300)
+          return undefined
+        },
+        30_000,
+        mark,
+      )
+      return seen
+    }
+    expect(await readUntil('phase-1')).toEqual({ ...none, created: ['a.txt'], modified: ['m.txt'], counts: { ...none.counts, created: 1, modified: 1 } })
+    await rt.shell_type({ id: bg.id, text: '', is_enter: true })
+    expect(await readUntil('phase-2')).toEqual({
+      ...none,
+      created: ['c.txt'],
+      deleted: ['m.txt'],
+      renamed: [{ from: 'a.txt', to: 'b.txt' }],
+      counts: { created: 1, modified: 0, deleted: 1, renamed: 1 },
+    })
+    // Nothing new since: an empty account.
+    expect(account((await rt.shell_logs({ id: bg.id })).changes)).toEqual(none)
+    // The total compares with what stood before the shell started: a.txt never stood, so b.txt is new.
+    const stop = valid(shellStop, await rt.shell_stop({ id: bg.id }))
+    expect(account(stop.changes)).toEqual({ ...none, created: ['b.txt', 'c.txt'], deleted: ['m.txt'], counts: { ...none.counts, created: 2, deleted: 1 } })
   })
 })
 

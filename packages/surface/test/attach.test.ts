@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { createRequire } from 'node:module'
@@ -148,7 +148,11 @@ describe('hands attach', () => {
     await client.callTool({ name: 'shell_background', arguments: { commands: ['while read line; do echo "got $line"; done'], id: 'victim' } })
     const socket = join(dir, readdirSync(dir).find((f) => f.endsWith('.sock')) as string)
     const pwned = join(root, 'pwned')
-    const attack = `python3 ${ATTACK} ${socket} victim 'touch ${pwned}'`
+    // The attack runs from a copy in each server's root: a checkout under /tmp is hidden from bubblewrap's jobs.
+    const attackIn = (dir: string) => {
+      copyFileSync(ATTACK, join(dir, 'attach-attack.py'))
+      return `python3 ${join(dir, 'attach-attack.py')} ${socket} victim 'touch ${pwned}'`
+    }
     // Another server on the same machine (the normal case of two agents), confined and not.
     const others = await Promise.all(
       [[], ['--confine', 'off'], ['--confine', 'bwrap']].map(async (extra) => {
@@ -156,18 +160,18 @@ describe('hands attach', () => {
         cleanups.push(r.remove)
         const other = await connectStdio(['--root', r.dir, '--no-attach', ...extra])
         cleanups.push(() => other.client.close())
-        return other.client
+        return { c: other.client, dir: r.dir }
       }),
     )
-    const [other, unconfined, sandboxed] = others as [typeof client, typeof client, typeof client]
-    for (const [who, c] of [
-      ['this server', client],
-      ['another server', other],
-      ['another, unconfined server', unconfined],
-      ['another server, under bubblewrap', sandboxed],
+    const [other, unconfined, sandboxed] = others as [(typeof others)[number], (typeof others)[number], (typeof others)[number]]
+    for (const [who, c, at] of [
+      ['this server', client, root],
+      ['another server', other.c, other.dir],
+      ['another, unconfined server', unconfined.c, unconfined.dir],
+      ['another server, under bubblewrap', sandboxed.c, sandboxed.dir],
     ] as const) {
       const run = structured<{ commands: Array<{ stdout: string; stderr: string }> }>(
-        await c.callTool({ name: 'shell_run', arguments: { commands: [attack] } }),
+        await c.callTool({ name: 'shell_run', arguments: { commands: [attackIn(at)] } }),
       )
       const out = run.commands[0]?.stdout ?? ''
       expect(out, `${who}: ${run.commands[0]?.stderr}`).not.toBe('')

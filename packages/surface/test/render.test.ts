@@ -38,6 +38,7 @@ const SAMPLES: { [N in ToolName]?: unknown } = {
     cpu_ms: 340,
     process_count: 2,
     is_waiting_for_input: true,
+    changes: UNCHANGED,
   },
   shell_type: { id: 'py', text: 'print(1)', is_enter: true, status: 'running' },
   shell_stop: { id: 'npm', status: 'stopped', exit: 143, changes: UNCHANGED, note: 'killed by SIGTERM' },
@@ -109,6 +110,10 @@ describe('renderResult', () => {
     )
     const ended = { ...(SAMPLES.shell_logs as object), status: 'exited', exit: 0, silent_ms: null, cpu_ms: null, process_count: 1, is_waiting_for_input: null }
     expect(renderResult('shell_logs', ended)).toBe('npm · exited · exit 0 · 2 lines · 3 dropped unseen · 1 process left running\n  ready on :5173\n  >>> ')
+    const changed = { ...ended, changes: { ...UNCHANGED, deleted: ['old.log'], counts: { ...UNCHANGED.counts, deleted: 1 } } }
+    expect(renderResult('shell_logs', changed)).toBe(
+      'npm · exited · exit 0 · 2 lines · 3 dropped unseen · 1 process left running\n  ready on :5173\n  >>> \nchanged 1: old.log (deleted)',
+    )
     expect(renderResult('shell_type', SAMPLES.shell_type)).toBe('typed "print(1)" + Enter into py · running')
     expect(renderResult('shell_stop', SAMPLES.shell_stop)).toBe('npm · stopped · exit 143\n[note] killed by SIGTERM')
   })

@@ -1,6 +1,6 @@
 import { unlinkSync } from 'node:fs'
 import type { Changes } from '@hands/contracts'
-import { changesBetween, stateNow } from './changes.ts'
+import { changesBetween, NO_CHANGES, stateNow } from './changes.ts'
 import { EffectsRecord, type PathState } from './record.ts'
 
 /** Where a session's jobs are observed, and what the account compares against. */
@@ -32,14 +32,23 @@ export class JobChanges {
     this.#scope = scope
   }
 
-  /** The changes since the previous since() (or since the start), and from now on they count as reported. */
-  since(): Changes {
-    return this.#account((p, first) => this.#reported.get(p) ?? first, this.#reportedUnreadable)
+  /**
+   * The changes since the previous since() (or since the start), and from now on they count as
+   * reported. `isRunning`: the job may not have reached its relay yet, which opens the record before
+   * the job's first call can change anything, so a record not there yet means nothing changed yet.
+   */
+  since(isRunning = false): Changes {
+    const record = this.#record
+    if (isRunning && record !== null && this.#scope.unobservedWhy === null) {
+      record.read()
+      if (!record.isPresent) return NO_CHANGES
+    }
+    return this.#account((p, first) => this.#reported.get(p) ?? first, this.#reportedUnreadable, isRunning)
   }
 
   /** The changes since the job started. */
   total(): Changes {
-    return this.#account((_, first) => first, 0)
+    return this.#account((_, first) => first, 0, false)
   }
 
   /** Remove the record (once the job is over and accounted for). */
@@ -53,10 +62,20 @@ export class JobChanges {
     }
   }
 
-  #account(before: (path: string, first: PathState) => PathState, unreadableBefore: number): Changes {
+  #account(before: (path: string, first: PathState) => PathState, unreadableBefore: number, isRunning: boolean): Changes {
     const record = this.#record
     record?.read()
-    const now = new Map<string, PathState>()
+    let now = new Map<string, PathState>()
+    // A running job goes on changing things while they are looked at. The relay writes a rename to
+    // the record before it happens, so a record that did not grow while every path was looked at
+    // holds every rename those looks could have seen: both ends are then reported in one account.
+    for (let pass = 0; isRunning && record !== null && pass < 4; pass++) {
+      const at = record.bytesRead
+      for (const p of record.paths.keys()) now.set(p, stateNow(p))
+      record.read()
+      if (record.bytesRead === at) break
+      now = new Map()
+    }
     const paths = record === null ? [] : [...record.paths.keys()]
     const nowOf = (p: string) => {
       let s = now.get(p)

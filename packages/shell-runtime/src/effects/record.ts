@@ -40,6 +40,11 @@ export class EffectsRecord {
   /** False until the record exists (the helper makes it when the job starts). */
   isPresent = false
   #offset = 0
+
+  /** How much of the record has been read. */
+  get bytesRead(): number {
+    return this.#offset
+  }
   #pending = Buffer.alloc(0)
   /** The source of a rename whose destination is the next entry. */
   #renameFrom: string | null = null

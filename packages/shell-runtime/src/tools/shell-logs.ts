@@ -5,7 +5,7 @@ import { lookupShell } from './lookup.ts'
 /**
  * shell_logs: the last `n` lines of the terminal now (a full-screen program's screen rows), how
  * many lines scrolled away unseen since the previous read, and how the shell is doing: silence,
- * CPU time, live processes, whether it waits for input.
+ * CPU time, live processes, whether it waits for input; what it changed on disk since the previous read.
  */
 export async function shellLogsTool(session: Session, raw: ShellLogsInput): Promise<ShellLogsResult> {
   session.assertOpen()
@@ -26,5 +26,6 @@ export async function shellLogsTool(session: Session, raw: ShellLogsInput): Prom
     cpu_ms: isRunning ? live.cpuMs : null,
     process_count: live.processes,
     is_waiting_for_input: isRunning ? live.isWaitingForInput : null,
+    changes: shell.changes.since(isRunning),
   }
 }

@@ -71,6 +71,7 @@ const LOGS: ToolResult<'shell_logs'> = {
   cpu_ms: 340,
   process_count: 2,
   is_waiting_for_input: false,
+  changes: UNCHANGED,
 }
 /** LOGS once the shell has exited. */
 const LOGS_EXITED: ToolResult<'shell_logs'> = {
@@ -289,7 +290,15 @@ export const RENDER_EXAMPLES: { [N in ToolName]: ToolExamples<N> } = {
   shell_logs: {
     results: [
       { example: 'a running server, lines scrolled away unseen', result: { ...LOGS, lines: [...LOGS.lines, '>>> '], dropped_lines: 3 } },
-      { example: 'one line of a shell that exited', result: { ...LOGS_EXITED, id: 'build', lines: ['build finished'] } },
+      {
+        example: 'one line of a shell that exited, with what it changed since the previous read',
+        result: {
+          ...LOGS_EXITED,
+          id: 'build',
+          lines: ['build finished'],
+          changes: { ...UNCHANGED, created: ['dist/'], modified: ['package-lock.json'], counts: { created: 1, modified: 1, deleted: 0, renamed: 0 } },
+        },
+      },
       {
         example: 'a shell that exited, leaving a process running',
         result: { ...LOGS_EXITED, id: 'serve', lines: ['started in the background'], process_count: 1 },

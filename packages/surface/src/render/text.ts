@@ -115,7 +115,7 @@ const shellLogs: Renderer<ToolResult<'shell_logs'>> = (r) => {
     head.push(processes)
     if (r.is_waiting_for_input === true) head.push('waiting for input')
   } else if (r.process_count > 0) head.push(`${processes} left running`)
-  return [head.join(' · '), ...indented(r.lines)].join('\n')
+  return [head.join(' · '), ...indented(r.lines), ...changesLines(r.changes)].join('\n')
 }
 
 const shellType: Renderer<ToolResult<'shell_type'>> = (r) => `typed ${JSON.stringify(r.text)}${r.is_enter ? ' + Enter' : ''} into ${r.id} · ${r.status}`
