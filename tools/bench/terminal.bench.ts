@@ -1,8 +1,9 @@
 /**
  * `pnpm bench terminal`: the background shells' screen model against baselines measured in the
- * same run — a 256 MiB printer through shell_background against raw node-pty counting (and
- * against node-pty with a headless xterm parsing every byte, which is why plain lines are held
- * back), shell_logs over backspace-heavy lines against plain lines, memory per screen with a full
+ * same run — a 256 MiB printer (`yes`) through shell_background against raw node-pty counting
+ * (and against node-pty with a headless xterm parsing every byte, which is why plain lines are
+ * held back), a CPU-bound 128 MiB printer (`tr` + `fold`) and one that pauses between 2 MiB
+ * bursts the same way, each with this process's CPU per MiB beside its throughput, shell_logs over backspace-heavy lines against plain lines, memory per screen with a full
  * history against a bare headless xterm with the same history. Rounds are interleaved so load
  * from elsewhere falls on both sides; min–median–max.
  */
@@ -23,6 +24,12 @@ const pty = require('node-pty') as typeof import('node-pty')
 const MiB = 1024 * 1024
 const BYTES = 256 * MiB
 const PRINTER = `yes ${'x'.repeat(99)} | head -c ${BYTES}`
+const FOLD_BYTES = 128 * MiB
+/** A CPU-bound printer: `fold` writes each 100-character line to the terminal with its own write(2). */
+const FOLDER = `head -c ${FOLD_BYTES} /dev/zero | tr '\\0' x | fold -w 100`
+const BURST_BYTES = 64 * MiB
+/** A printer that pauses: 2 MiB of lines, 0.1 s of quiet, 32 times. */
+const BURSTS = `for i in $(seq 32); do yes ${'x'.repeat(99)} | head -c ${2 * MiB}; sleep 0.1; done`
 const ROUNDS = Number(process.env['HANDS_BENCH_ROUNDS'] ?? 5)
 const MEMORY_ROUNDS = 3
 /** The part of @xterm/headless's Terminal the memory baseline uses. */
@@ -37,46 +44,115 @@ function report(what: string, figure: string, verdict = '') {
   console.log(`${what.padEnd(62)} ${figure.padEnd(30)} ${verdict}`)
 }
 
-function rawPty(script: string, screen?: Screen): Promise<number> {
+/** One flood read to the end: throughput, and this process's CPU (user + system, every thread) per MiB. */
+interface Flood {
+  mibPerS: number
+  cpuPerMiB: number
+}
+
+/** CPU milliseconds this process has used so far (every thread: the event loop and libuv's pool). */
+function cpuMs(): number {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
+}
+
+function rawPty(script: string, screen?: Screen): Promise<Flood> {
   return new Promise((resolve) => {
     let bytes = 0
     const t = performance.now()
+    const cpu = cpuMs()
     const p = pty.spawn('bash', ['-c', script], { name: 'xterm-256color', cols: 200, rows: 50, encoding: null })
     p.onData((d) => {
       bytes += d.length
       screen?.push(d as unknown as Buffer)
     })
-    p.onExit(() => resolve(bytes / MiB / ((performance.now() - t) / 1000)))
+    p.onExit(() => {
+      const mib = bytes / MiB
+      resolve({ mibPerS: mib / ((performance.now() - t) / 1000), cpuPerMiB: (cpuMs() - cpu) / mib })
+    })
   })
 }
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-terminal-')))
 const rt = createShellRuntime({ roots: [root] })
+
+/** shell_background of `script` (`bytes` long) from the call to its last line read back once it has exited. */
+async function background(script: string, bytes: number): Promise<Flood> {
+  const t = performance.now()
+  const cpu = cpuMs()
+  await rt.shell_background({ commands: [script], id: 'printer' })
+  await waitExited(rt, 'printer')
+  const last = (await rt.shell_logs({ id: 'printer', n: 1 })).lines.at(-1) ?? ''
+  const mib = bytes / MiB
+  const flood = { mibPerS: mib / ((performance.now() - t) / 1000), cpuPerMiB: (cpuMs() - cpu) / mib }
+  if (!last.startsWith('x')) throw new Error(`the printer's last line reads ${JSON.stringify(last)}`)
+  await rt.shell_stop({ id: 'printer' })
+  return flood
+}
+
+/** Throughput and CPU per MiB of each kind, and the ratios of `kind` to `base` round by round. */
+function reportFloods(what: string, floods: Record<string, Flood[]>, base: string, target: number) {
+  for (const [kind, xs] of Object.entries(floods)) {
+    report(
+      `${what}: ${kind} (MiB/s; CPU ms per MiB)`,
+      `${spread(
+        xs.map((x) => x.mibPerS),
+        0,
+      )}; ${spread(
+        xs.map((x) => x.cpuPerMiB),
+        1,
+      )}`,
+    )
+  }
+  const raw = floods[base] as Flood[]
+  for (const [kind, xs] of Object.entries(floods)) {
+    if (kind === base) continue
+    const ratio = xs.map((x, i) => x.mibPerS / (raw[i] as Flood).mibPerS)
+    const cpu = xs.map((x, i) => x.cpuPerMiB / (raw[i] as Flood).cpuPerMiB)
+    const verdict = kind === 'shell_background' ? `${median(ratio) >= target ? 'ok' : 'MISSED'} (target ≥ ${target}x, median)` : ''
+    report(`  ${kind} / ${base}: throughput; CPU per MiB`, `${spread(ratio)}; ${spread(cpu)}`, verdict)
+  }
+}
+
 try {
   await rt.shell_run({ commands: ['true'] })
-  // 1. Throughput: raw node-pty, node-pty + xterm parsing every byte, shell_background to the end.
-  const raw: number[] = []
-  const eager: number[] = []
-  const bg: number[] = []
+  // 1. Throughput and this process's CPU per MiB, rounds interleaved (each kind takes every place
+  // in turn): raw node-pty counting, node-pty + xterm parsing every byte, shell_background read to
+  // the end. First a fast printer (`yes`, the PTY is the bottleneck), then a CPU-bound one (`tr`
+  // + `fold`, which writes a line per system call to a terminal): there the printer, the PTY's
+  // kernel work and this process share two cores, so what hands spends per byte beyond reading
+  // the PTY is throughput lost.
+  const yes: Record<string, Flood[]> = { 'raw node-pty': [], 'node-pty + xterm': [], shell_background: [] }
   for (let r = 0; r < ROUNDS; r++) {
-    raw.push(await rawPty(PRINTER))
-    const screen = new Screen({ cols: 200, rows: 50, scrollback: 10_000, isHoldingBack: false })
-    eager.push(await rawPty(PRINTER, screen))
-    screen.dispose()
-    const t = performance.now()
-    await rt.shell_background({ commands: [PRINTER], id: 'printer' })
-    await waitExited(rt, 'printer')
-    const last = (await rt.shell_logs({ id: 'printer', n: 1 })).lines.at(-1) ?? ''
-    bg.push(BYTES / MiB / ((performance.now() - t) / 1000))
-    if (!last.startsWith('x')) throw new Error(`the printer's last line reads ${JSON.stringify(last)}`)
-    await rt.shell_stop({ id: 'printer' })
+    await inTurn(r, [
+      async () => yes['raw node-pty']?.push(await rawPty(PRINTER)),
+      async () => {
+        const screen = new Screen({ cols: 200, rows: 50, scrollback: 10_000, isHoldingBack: false })
+        yes['node-pty + xterm']?.push(await rawPty(PRINTER, screen))
+        screen.dispose()
+      },
+      async () => yes['shell_background']?.push(await background(PRINTER, BYTES)),
+    ])
   }
-  const ratio = (xs: number[]) => xs.map((x, i) => x / (raw[i] as number))
-  report('raw node-pty onData counting, 256 MiB (MiB/s)', spread(raw, 0))
-  report('node-pty + headless xterm parsing every byte (MiB/s)', spread(eager, 0))
-  report('  ratio to raw, per round', spread(ratio(eager)))
-  report('shell_background read to the end, held-back screen (MiB/s)', spread(bg, 0))
-  report('  ratio to raw, per round', spread(ratio(bg)), `${median(ratio(bg)) >= 0.9 ? 'ok' : 'MISSED'} (target ≥ 0.9x, median)`)
+  reportFloods('yes, 256 MiB', yes, 'raw node-pty', 0.9)
+  const fold: Record<string, Flood[]> = { 'raw node-pty': [], shell_background: [] }
+  for (let r = 0; r < ROUNDS; r++) {
+    await inTurn(r, [
+      async () => fold['raw node-pty']?.push(await rawPty(FOLDER)),
+      async () => fold['shell_background']?.push(await background(FOLDER, FOLD_BYTES)),
+    ])
+  }
+  reportFloods('tr + fold, 128 MiB', fold, 'raw node-pty', 0.8)
+  // A printer that stops now and then, as one does between steps or on a loaded machine: what is
+  // held while it prints is parsed only once it has been quiet for a while, not at every stop.
+  const bursts: Record<string, Flood[]> = { 'raw node-pty': [], shell_background: [] }
+  for (let r = 0; r < ROUNDS; r++) {
+    await inTurn(r, [
+      async () => bursts['raw node-pty']?.push(await rawPty(BURSTS)),
+      async () => bursts['shell_background']?.push(await background(BURSTS, BURST_BYTES)),
+    ])
+  }
+  reportFloods('yes in 2 MiB bursts 0.1 s apart, 64 MiB', bursts, 'raw node-pty', 0.9)
 
   // 2. shell_logs(n=2000) over 2,000 backspace-heavy lines against 2,000 plain lines of the same
   // length in bytes (4,094) and of the same width on screen (2,047).

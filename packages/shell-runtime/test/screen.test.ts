@@ -175,6 +175,24 @@ describe('screen', () => {
     expect(skippedSome).toBe(true)
   })
 
+  it('keeps the colours skipped lines left set, however the output was cut into chunks', () => {
+    const bytes = Buffer.from(`first\r\n\x1b[1;31mred\r\n\x1b[44mon blue\r\n${Array.from({ length: 3000 }, (_, i) => `line ${i}\r\n`).join('')}`)
+    for (const size of [7, 50, 101, 4096]) {
+      const lazy = screen({ scrollback: 100, cols: 80, rows: 24 })
+      const eager = screen({ scrollback: 100, cols: 80, rows: 24, isHoldingBack: false })
+      for (let i = 0; i < bytes.length; i += size) {
+        lazy.push(bytes.subarray(i, i + size))
+        eager.push(bytes.subarray(i, i + size))
+      }
+      expect(lazy.snapshot()).toEqual(eager.snapshot())
+      // Red on blue, set only by lines long skipped, still colours the lines after them.
+      expect(lazy.snapshot()).toMatch(/^\x1b\[[\d;]*44[\d;]*mline 2\d{3}/)
+      expect(lazy.stats.parsed).toBeLessThan(lazy.stats.received / 2)
+      lazy.dispose()
+      eager.dispose()
+    }
+  })
+
   it('never holds back bytes that finish an escape sequence split across chunks', () => {
     const s = screen({ scrollback: 20, cols: 80, rows: 24 })
     s.push(Buffer.from('\x1b[?10'))
@@ -187,6 +205,8 @@ describe('screen', () => {
   it('reads the same screen, lines and drops whether plain lines were held back or parsed at once', () => {
     const plain = fc.oneof(
       fc.constantFrom('short line\r\n', '\r\n', '\x1b[32mgreen\x1b[0m ok\r\n', 'tab\there\r\n', 'spin |\b/\b-\r\n', 'über ✓\r\n', '10%\r20%\r\n'),
+      // Colours left set for the lines after them (and a reset).
+      fc.constantFrom('\x1b[31mred\r\n', '\x1b[1;44mbold on blue\r\n', '\x1b[mplain again\r\n'),
       fc.integer({ min: 150, max: 700 }).map((n) => `${'y'.repeat(n)}\r\n`),
       fc.integer({ min: 1, max: 40 }).map((n) => `${'z'.repeat(n)}`),
     )
@@ -213,19 +233,21 @@ describe('screen', () => {
       { minLength: 1, maxLength: 8 },
     )
     fc.assert(
-      fc.property(stream, fc.integer({ min: 20, max: 120 }), (chunks, scrollback) => {
+      fc.property(stream, fc.integer({ min: 20, max: 120 }), fc.constantFrom(13, 777, 4096), (chunks, scrollback, size) => {
         const opts = { cols: 80, rows: 24, scrollback }
         const lazy = new Screen(opts)
         const eager = new Screen({ ...opts, isHoldingBack: false })
         try {
           for (const [pieces, isRead] of chunks) {
             const bytes = Buffer.from(pieces.join(''))
-            for (let i = 0; i < bytes.length; i += 777) {
-              lazy.push(bytes.subarray(i, i + 777))
-              eager.push(bytes.subarray(i, i + 777))
+            for (let i = 0; i < bytes.length; i += size) {
+              lazy.push(bytes.subarray(i, i + size))
+              eager.push(bytes.subarray(i, i + size))
             }
             if (isRead) expect(lazy.read(60)).toEqual(eager.read(60))
           }
+          // The snapshot carries the pen (colours) too: what skipped lines left set must be set.
+          expect(lazy.snapshot()).toEqual(eager.snapshot())
           expect(lazy.view()).toEqual(eager.view())
           expect(lazy.peek()).toEqual(eager.peek())
           expect(lazy.read(1000)).toEqual(eager.read(1000))

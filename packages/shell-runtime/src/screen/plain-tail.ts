@@ -39,6 +39,8 @@ export function isPlain(bytes: Buffer): boolean {
 let lineFeeds = new Int32Array(1024)
 /** Whether the last `scanPlain` saw a tab. */
 let sawTab = false
+/** Where the last `scanPlain` saw its last escape (an SGR's ESC), or -1. */
+let lastEsc = -1
 
 /**
  * `isPlain`, and on the way the line feeds: returns -1 when `bytes` are not plain, else how many
@@ -55,6 +57,7 @@ function scanPlain(bytes: Buffer): number {
   let feeds = lineFeeds
   let count = 0
   let tab = false
+  let esc = -1
   for (let i = 0; i < n; i++) {
     if (i >= lead && ((i - lead) & 3) === 0) {
       let w = (i - lead) >>> 2
@@ -83,6 +86,7 @@ function scanPlain(bytes: Buffer): number {
         if (!((d >= 0x30 && d <= 0x3b) || d === 0x3a)) break
       }
       if (bytes[j] !== 0x6d) return -1
+      esc = i
       i = j
     } else if (c === 0xc2) {
       const next = bytes[i + 1]
@@ -90,6 +94,7 @@ function scanPlain(bytes: Buffer): number {
     } else return -1
   }
   sawTab = tab
+  lastEsc = esc
   return count
 }
 const NO_WORDS = new Int32Array(0)
@@ -131,6 +136,8 @@ export class PlainTail {
   #bodyBytes = 0
   /** Offset of #body[0][0] in the stream of bytes after the head. */
   #bodyOffset = 0
+  /** Stream offset of the last ESC held in the body, or -1: dropped bytes before none need no look for SGRs. */
+  #lastEscAt = -1
   /** Complete body lines not yet skipped: end offsets (after the LF) and rows (-1: cannot be skipped). */
   #lineEnds = new Float64Array(INITIAL_LINES)
   #lineRows = new Int32Array(INITIAL_LINES)
@@ -189,8 +196,13 @@ export class PlainTail {
     return 'held'
   }
 
-  /** Everything held, in parse order; the tail is empty afterwards. */
-  take(): HeldBytes {
+  /**
+   * Everything held, in parse order; the tail is empty afterwards. The oldest body lines are first
+   * skipped down to `keepRows` rows when `canSkip` allows, so what is parsed is what the history
+   * shows, not up to twice that.
+   */
+  take(canSkip: () => boolean): HeldBytes {
+    if (this.#rows > this.#keepRows) this.#trim(canSkip)
     const held: HeldBytes = {
       head: this.#head,
       skippedRows: this.#skippedRows,
@@ -206,6 +218,7 @@ export class PlainTail {
     this.#body = []
     this.#bodyBytes = 0
     this.#bodyOffset = 0
+    this.#lastEscAt = -1
     this.#front = 0
     this.#back = 0
     if (this.#lineEnds.length > INITIAL_LINES) {
@@ -235,27 +248,46 @@ export class PlainTail {
     const base = this.#bodyOffset + this.#bodyBytes
     this.#body.push(buf)
     this.#bodyBytes += buf.length
+    if (lastEsc >= shift) this.#lastEscAt = base + lastEsc - shift
     const hasTab = sawTab
     const at = lineFeeds
+    const cols = this.#cols
+    // Every line of a printer's output passes here: the fields live in locals through the loop.
+    let ends = this.#lineEnds
+    let lineRows = this.#lineRows
+    let back = this.#back
+    let held = this.#rows
+    let start = this.#lineStart
+    let tabs = this.#lineTabs
     let pos = 0
     for (let k = first; k <= feeds; k++) {
       const lf = k < feeds ? (at[k] as number) - shift : -1
       const end = lf < 0 ? buf.length : lf
-      if (hasTab) for (let t = buf.indexOf(0x09, pos); t >= 0 && t < end; t = buf.indexOf(0x09, t + 1)) this.#lineTabs++
+      if (hasTab) for (let t = buf.indexOf(0x09, pos); t >= 0 && t < end; t = buf.indexOf(0x09, t + 1)) tabs++
       if (lf < 0) break
       const before = lf > 0 ? buf[lf - 1] : this.#lastByte
-      const start = this.#lineStart
       const stop = base + lf
-      const rows = before === CR ? this.#rowsOf(start, stop - 1, this.#lineTabs) : -1
-      if (this.#back === this.#lineEnds.length) this.#makeRoom()
-      this.#lineEnds[this.#back] = stop + 1
-      this.#lineRows[this.#back] = rows
-      this.#back++
-      this.#rows += rows < 0 ? 1 : rows
-      this.#lineStart = stop + 1
-      this.#lineTabs = 0
+      // Each character is at most as wide as its UTF-8 bytes; a tab at most 8 columns.
+      const rows = before !== CR ? -1 : stop - 1 - start + 7 * tabs <= cols ? 1 : this.#rowsOf(start, stop - 1, tabs)
+      if (back === ends.length) {
+        this.#back = back
+        this.#makeRoom()
+        ends = this.#lineEnds
+        lineRows = this.#lineRows
+        back = this.#back
+      }
+      ends[back] = stop + 1
+      lineRows[back] = rows
+      back++
+      held += rows < 0 ? 1 : rows
+      start = stop + 1
+      tabs = 0
       pos = lf + 1
     }
+    this.#back = back
+    this.#rows = held
+    this.#lineStart = start
+    this.#lineTabs = tabs
     this.#lastByte = buf[buf.length - 1] as number
   }
 
@@ -280,26 +312,25 @@ export class PlainTail {
   /** Rows a line of body bytes [from, to) (without its CR LF) takes from column 0, or -1 when that is not certain without parsing it. */
   #rowsOf(from: number, to: number, tabs: number): number {
     const len = to - from
-    // Each character is at most as wide as its UTF-8 bytes; a tab at most 8 columns.
     if (len + 7 * tabs <= this.#cols) return 1
     if (tabs > 0 || !this.#isPrintableAscii(from, to)) return -1
     return Math.ceil(len / this.#cols)
   }
 
+  /** True when body bytes [from, to) are printable ASCII. The line asked about is the newest, so the chunks are walked from the end. */
   #isPrintableAscii(from: number, to: number): boolean {
-    let offset = this.#bodyOffset
-    for (const b of this.#body) {
-      const end = offset + b.length
-      if (end > from) {
-        const i0 = Math.max(0, from - offset)
-        const i1 = Math.min(b.length, to - offset)
-        for (let i = i0; i < i1; i++) {
+    let end = this.#bodyOffset + this.#bodyBytes
+    for (let k = this.#body.length - 1; k >= 0 && end > from; k--) {
+      const b = this.#body[k] as Buffer
+      const start = end - b.length
+      if (start < to) {
+        const i1 = Math.min(b.length, to - start)
+        for (let i = Math.max(0, from - start); i < i1; i++) {
           const c = b[i] as number
           if (c < 0x20 || c > 0x7e) return false
         }
       }
-      offset = end
-      if (offset >= to) break
+      end = start
     }
     return true
   }
@@ -307,54 +338,74 @@ export class PlainTail {
   /** Skip the oldest body lines down to `keepRows` rows; false when that is not allowed or not enough. */
   #trim(canSkip: () => boolean): boolean {
     if (!this.#headEndsCrLf || !canSkip()) return false
+    const ends = this.#lineEnds
+    const lineRows = this.#lineRows
+    const keep = this.#keepRows
+    const back = this.#back
+    let front = this.#front
+    let held = this.#rows
+    let skipped = 0
+    let lines = 0
     let cut = -1
-    while (this.#front < this.#back) {
-      const rows = this.#lineRows[this.#front] as number
-      if (this.#rows - Math.max(rows, 1) < this.#keepRows) break
+    while (front < back) {
+      const rows = lineRows[front] as number
+      if (held - Math.max(rows, 1) < keep) break
       if (rows < 0) break
-      this.#rows -= rows
-      this.#skippedRows += rows
-      this.#skippedLines++
+      held -= rows
+      skipped += rows
+      lines++
       if (this.#spanRows < this.#screenRows) {
         this.#spans.push(rows)
         this.#spanRows += rows
       }
-      cut = this.#lineEnds[this.#front] as number
-      this.#front++
+      cut = ends[front] as number
+      front++
     }
+    this.#front = front
+    this.#rows = held
+    this.#skippedRows += skipped
+    this.#skippedLines += lines
     if (cut >= 0) this.#dropBody(cut)
     return this.#rows <= 2 * this.#keepRows && this.#bodyBytes <= this.#maxBytes
   }
 
   /** Drop body bytes before stream offset `cut` (a line end), remembering their SGR sequences. */
   #dropBody(cut: number): void {
-    while (this.#body.length > 0) {
-      const b = this.#body[0] as Buffer
-      const take = Math.min(b.length, cut - this.#bodyOffset)
-      if (take <= 0) break
-      const gone = take === b.length ? b : b.subarray(0, take)
-      this.#keepSgr(gone)
-      if (take === b.length) this.#body.shift()
-      else this.#body[0] = b.subarray(take)
-      this.#bodyOffset += take
-      this.#bodyBytes -= take
+    // Whole chunks go in one splice: a printer's small chunks number in the tens of thousands,
+    // and removing them one by one from the front of the array would move the rest each time.
+    let whole = 0
+    let offset = this.#bodyOffset
+    while (whole < this.#body.length && offset + (this.#body[whole] as Buffer).length <= cut) offset += (this.#body[whole++] as Buffer).length
+    const gone = this.#body.splice(0, whole)
+    const first = this.#body[0]
+    if (first !== undefined && cut > offset) {
+      gone.push(first.subarray(0, cut - offset))
+      this.#body[0] = first.subarray(cut - offset)
+      offset = cut
     }
+    if (this.#lastEscAt >= this.#bodyOffset) this.#keepSgr(gone)
+    this.#bodyBytes -= offset - this.#bodyOffset
+    this.#bodyOffset = offset
   }
 
-  /** Remember the SGR sequences of dropped bytes that still set the pen: those from the last reset on. */
-  #keepSgr(gone: Buffer): void {
+  /** Remember the SGR sequences of dropped bytes (`gone`, oldest first) that still set the pen: those from the last reset on. */
+  #keepSgr(gone: Buffer[]): void {
     const found: string[] = []
     let isReset = false
-    for (let at = gone.length; at > 0 && found.length < MAX_SGR; ) {
-      at = gone.lastIndexOf(0x1b, at - 1)
-      if (at < 0) break
-      let end = at + 2
-      while (end < gone.length && (gone[end] as number) >= 0x30 && (gone[end] as number) <= 0x3b) end++
-      const seq = gone.toString('latin1', at, end + 1)
-      found.push(seq)
-      if (SGR_RESET.test(seq)) {
-        isReset = true
-        break
+    // Newest first; no chunk ends inside a sequence (such a chunk is not plain).
+    for (let k = gone.length - 1; k >= 0 && !isReset && found.length < MAX_SGR; k--) {
+      const b = gone[k] as Buffer
+      for (let at = b.length; at > 0 && found.length < MAX_SGR; ) {
+        at = b.lastIndexOf(0x1b, at - 1)
+        if (at < 0) break
+        let end = at + 2
+        while (end < b.length && (b[end] as number) >= 0x30 && (b[end] as number) <= 0x3b) end++
+        const seq = b.toString('latin1', at, end + 1)
+        found.push(seq)
+        if (SGR_RESET.test(seq)) {
+          isReset = true
+          break
+        }
       }
     }
     found.reverse()

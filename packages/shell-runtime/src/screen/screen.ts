@@ -34,11 +34,19 @@ export interface ScreenOptions {
   scrollback: number
   /** Answers the emulator gives to a program's queries (cursor position, device attributes). */
   onReply?: (data: string) => void
-  /** How long the output must pause before held bytes are parsed without a reader; default 50 ms. */
+  /** How long the output must pause before held bytes are parsed without a reader; default QUIET_MS. */
   quietMs?: number
   /** Hold plain lines back while nobody reads (default true); false parses every byte as it comes. */
   isHoldingBack?: boolean
 }
+
+/**
+ * How long output must pause before held lines are parsed with nobody reading. Any read parses
+ * them anyway, so this only moves that work ahead of a read; a printer that stalls for a moment
+ * (a loaded machine, a build between steps) would otherwise have up to a history's worth of rows
+ * parsed at every stall and skipped again right after.
+ */
+const QUIET_MS = 1000
 
 /**
  * Lines skipped while held back, until they have left the history: they take rows [from, from +
@@ -91,7 +99,7 @@ export class Screen {
   constructor(options: ScreenOptions) {
     this.#emu = new Emulator(options.cols, options.rows, options.scrollback)
     this.#tail = new PlainTail(options.cols, options.rows, options.scrollback + 2 * options.rows)
-    this.#quietMs = options.quietMs ?? 50
+    this.#quietMs = options.quietMs ?? QUIET_MS
     this.#isHoldingBack = options.isHoldingBack ?? true
     this.#lines = this.#emu.normalLines()
     this.#trimSub = this.#lines.onTrim((n) => this.#evict(n))
@@ -153,7 +161,7 @@ export class Screen {
       this.#quiet = null
     }
     if (this.#tail.isEmpty || this.#isDisposed) return
-    const held = this.#tail.take()
+    const held = this.#tail.take(this.#canSkipNow)
     for (const b of held.head) this.#write(b)
     if (held.skippedRows > 0) {
       // The skipped lines start at the cursor's row (the head ended in CR LF) and fill the rows

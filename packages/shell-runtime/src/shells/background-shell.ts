@@ -176,7 +176,8 @@ export class BackgroundShell {
       void this.#log.drained().then(() => this.#pty.resume())
     }
     this.#screen.push(data)
-    for (const w of this.#watchers) w.data(data)
+    // Most shells have no watcher: no iterator per chunk for them.
+    if (this.#watchers.size > 0) for (const w of this.#watchers) w.data(data)
   }
 
   #drain(fd: number): void {
