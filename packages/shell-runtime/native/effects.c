@@ -58,10 +58,8 @@ int effects_open(const char *file) {
 static void append(const char *s, size_t n);
 static void append_num(unsigned long long v);
 
-void effects_flush(void) {
-  if (out_fd < 0) return;
-  if (n_unreadable != written_unreadable) append("! unreadable ", 13), append_num((u64)n_unreadable), append("", 1), written_unreadable = n_unreadable;
-  if (n_over != written_over) append("! limit ", 8), append_num((u64)n_over), append("", 1), written_over = n_over;
+/* Write the buffer to the record and empty it. */
+static void write_out(void) {
   size_t at = 0;
   while (at < used) {
     long w = sys(__NR_write, out_fd, buf + at, used - at);
@@ -69,6 +67,13 @@ void effects_flush(void) {
     at += (size_t)w;
   }
   used = 0;
+}
+
+void effects_flush(void) {
+  if (out_fd < 0) return;
+  if (n_unreadable != written_unreadable) append("! unreadable ", 13), append_num((u64)n_unreadable), append("", 1), written_unreadable = n_unreadable;
+  if (n_over != written_over) append("! limit ", 8), append_num((u64)n_over), append("", 1), written_over = n_over;
+  write_out();
   is_dirty = 0;
 }
 
@@ -77,16 +82,8 @@ int effects_dirty(void) {
 }
 
 static void append(const char *s, size_t n) {
-  if (used + n > sizeof buf) {
-    /* Write what is there; the counts go with the next flush. */
-    size_t at = 0;
-    while (at < used) {
-      long w = sys(__NR_write, out_fd, buf + at, used - at);
-      if (w <= 0) break;
-      at += (size_t)w;
-    }
-    used = 0;
-  }
+  /* Full: write what is there; the counts go with the next flush. */
+  if (used + n > sizeof buf) write_out();
   if (n > sizeof buf) return;
   memcpy(buf + used, s, n);
   used += n;

@@ -196,6 +196,32 @@ void effects_close(int is_observed);
 __attribute__((noreturn)) void print_peer(int fd);
 __attribute__((noreturn)) void print_tcp_peer(unsigned server, unsigned client);
 
+/* ---- kernel structures the helper's files share (no libc headers) ---------------------------- */
+struct poll_fd {
+  int fd;
+  short events, revents;
+};
+/* recvmsg/sendmsg: one buffer, and at most one descriptor passed with SCM_RIGHTS. */
+struct io_vec {
+  void *base;
+  size_t len;
+};
+struct message {
+  void *name;
+  int name_len;
+  struct io_vec *iov;
+  size_t iov_len;
+  void *control;
+  size_t control_len;
+  unsigned flags;
+};
+struct fd_control {
+  size_t len;
+  int level, type;
+  int fd;
+  int pad;
+};
+
 /* ---- spawner.c: a session's starter of piped jobs ------------------------------------------- */
 /* Serve job requests from Node (stdin), replying on Node's IPC channel `fd`; never returns. */
 __attribute__((noreturn)) void spawner(int fd);

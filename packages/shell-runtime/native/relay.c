@@ -43,30 +43,6 @@ struct signalfd_info {
   __u32 rest[29];
 };
 
-struct poll_fd {
-  int fd;
-  short events, revents;
-};
-
-struct io_vec {
-  void *base;
-  size_t len;
-};
-struct message {
-  void *name;
-  int name_len;
-  struct io_vec *iov;
-  size_t iov_len;
-  void *control;
-  size_t control_len;
-  unsigned flags;
-};
-struct fd_control {
-  size_t len;
-  int level, type;
-  int fd;
-  int pad;
-};
 
 /* Signals passed on to the job when a process sent them, and a hangup of the terminal. */
 static const int relayed[] = {1, 2, 3, 10, 12, 14, 15, 18, 20, 28};

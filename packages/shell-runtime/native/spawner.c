@@ -59,29 +59,6 @@
 /* Jobs whose first process has not been reaped yet. */
 #define CHILDREN_MAX 4096
 
-struct io_vec {
-  void *base;
-  size_t len;
-};
-struct message {
-  void *name;
-  int name_len;
-  struct io_vec *iov;
-  size_t iov_len;
-  void *control;
-  size_t control_len;
-  unsigned flags;
-};
-struct fd_control {
-  size_t len;
-  int level, type;
-  int fd;
-  int pad;
-};
-struct poll_fd {
-  int fd;
-  short events, revents;
-};
 /* waitid's siginfo for SIGCHLD: the child's pid and status at offsets 16 and 24. */
 struct child_info {
   int signo, err, code, pad;

@@ -38,11 +38,6 @@ export class JobChanges {
    * the job's first call can change anything, so a record not there yet means nothing changed yet.
    */
   since(isRunning = false): Changes {
-    const record = this.#record
-    if (isRunning && record !== null && this.#scope.unobservedWhy === null) {
-      record.read()
-      if (!record.isPresent) return NO_CHANGES
-    }
     return this.#account((p, first) => this.#reported.get(p) ?? first, this.#reportedUnreadable, isRunning)
   }
 
@@ -65,6 +60,7 @@ export class JobChanges {
   #account(before: (path: string, first: PathState) => PathState, unreadableBefore: number, isRunning: boolean): Changes {
     const record = this.#record
     record?.read()
+    if (isRunning && record !== null && !record.isPresent && this.#scope.unobservedWhy === null) return NO_CHANGES
     let now = new Map<string, PathState>()
     // A running job goes on changing things while they are looked at. The relay writes a rename to
     // the record before it happens, so a record that did not grow while every path was looked at
