@@ -23,8 +23,8 @@ interface Report {
   uid: number
   kind: string
   harnessFd: string
-  before: { server: Record<string, string>; reaper: Record<string, string> | null }
-  after: { server: Record<string, string>; reaper: Record<string, string> | null }
+  before: { server: Record<string, string>; reaper: Record<string, string> | null; spawner: Record<string, string> | null }
+  after: { server: Record<string, string>; reaper: Record<string, string> | null; spawner: Record<string, string> | null }
   results: Record<string, { exit: number | null; stdout: string; stderr: string }>
   logsA: string[]
   logsB: string[]
@@ -77,7 +77,7 @@ describe('side doors out of a job', () => {
         expect(r.kind).toBe(mode)
         expect(r.uid).toBe(user === 'root' ? 0 : isRoot ? NOBODY : process.getuid?.())
 
-        // Item 3: the server and the reaper are as they were; the job's own child was its to change.
+        // Item 3: the server, the reaper and the spawner are as they were; the job's own child was its to change.
         expect(r.after.server).toEqual(r.before.server)
         expect(r.after.reaper).toEqual(r.before.reaper)
         for (const name of [
@@ -94,6 +94,10 @@ describe('side doors out of a job', () => {
         // Every process of the user: refused under Landlock; under bubblewrap it reaches the sandbox's own only.
         if (mode === 'landlock') failed(r, 'renice user')
         if (r.before.reaper !== null) failed(r, 'prlimit reaper')
+        // The spawner that forks every job is out of reach too: it was there, and stands as it was.
+        expect(r.before.spawner).not.toBeNull()
+        expect(r.after.spawner).toEqual(r.before.spawner)
+        for (const name of ['prlimit spawner', 'stop the spawner', 'write the spawner a request']) failed(r, name)
         expect(r.results['own child']?.stdout).toContain('own-ok')
 
         // Item 2: a job opens its own terminal only.
