@@ -96,8 +96,9 @@ void put_error(long err) {
   else put("errno "), put_num(err);
 }
 
+/* The whole process ends (the relay may run a supervising thread beside its main one). */
 __attribute__((noreturn)) void quit(int code) {
-  for (;;) sys(__NR_exit, code, 0, 0);
+  for (;;) sys(__NR_exit_group, code, 0, 0);
 }
 
 __attribute__((noreturn)) void die(const char *what, const char *path, long ret) {

@@ -40,6 +40,22 @@ static long n_paths, n_unreadable, n_over;
 /* The counts as last written (each line says the count so far). */
 static long written_unreadable, written_over;
 static int is_dirty;
+/* The relay records from its supervising thread and writes from its main one (on a timer, and at
+ * its end): each entry point below holds this lock. */
+static int lock_word;
+/* Written once when the buffer goes from clean to dirty, so the main thread starts its timer. */
+static int wake_fd = -1;
+
+static void lock(void) {
+  while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQUIRE)) sys(__NR_sched_yield, 0, 0, 0);
+}
+static void unlock(void) {
+  __atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
+}
+
+void effects_wake(int fd) {
+  wake_fd = fd;
+}
 
 static void *map(size_t bytes) {
   long p = sys6(__NR_mmap, 0, (long)bytes, 3 /* PROT_READ | PROT_WRITE */, 0x22 | 0x4000 /* MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE */, -1, 0);
@@ -69,16 +85,22 @@ static void write_out(void) {
   used = 0;
 }
 
-void effects_flush(void) {
+static void flush_locked(void) {
   if (out_fd < 0) return;
   if (n_unreadable != written_unreadable) append("! unreadable ", 13), append_num((u64)n_unreadable), append("", 1), written_unreadable = n_unreadable;
   if (n_over != written_over) append("! limit ", 8), append_num((u64)n_over), append("", 1), written_over = n_over;
   write_out();
-  is_dirty = 0;
+  __atomic_store_n(&is_dirty, 0, __ATOMIC_RELAXED);
+}
+
+void effects_flush(void) {
+  lock();
+  flush_locked();
+  unlock();
 }
 
 int effects_dirty(void) {
-  return is_dirty;
+  return __atomic_load_n(&is_dirty, __ATOMIC_RELAXED);
 }
 
 static void append(const char *s, size_t n) {
@@ -87,7 +109,11 @@ static void append(const char *s, size_t n) {
   if (n > sizeof buf) return;
   memcpy(buf + used, s, n);
   used += n;
-  is_dirty = 1;
+  /* Dirty first, then the wake-up: the main thread, woken, must find it dirty and start its timer. */
+  if (__atomic_exchange_n(&is_dirty, 1, __ATOMIC_SEQ_CST) == 0 && wake_fd >= 0) {
+    u64 one = 1;
+    sys(__NR_write, wake_fd, &one, sizeof one);
+  }
 }
 
 static void append_num(unsigned long long v) {
@@ -202,8 +228,10 @@ static size_t join_clean(const char *base, size_t base_n, const char *rel, char 
   return n;
 }
 
+/* Kernel file systems are not disk (bash opens /dev/tty to write at every start); /dev/shm is a
+ * tmpfs where files live like anywhere else, and a root may be there. */
 static int is_kernel_fs(const char *path) {
-  return starts(path, "/dev/", 5) || starts(path, "/proc/", 6) || starts(path, "/sys/", 5);
+  return (starts(path, "/dev/", 5) && !starts(path, "/dev/shm/", 9)) || starts(path, "/proc/", 6) || starts(path, "/sys/", 5);
 }
 
 /* Record the path at `path_addr` of `pid` (relative to `dirfd`) into `abs`, the first time it is
@@ -227,7 +255,6 @@ static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs) {
     if (base[0] != '/') return 0;
   }
   size_t n = join_clean(base, (size_t)bn, rel, abs, PATH_MAX_BYTES);
-  /* Kernel file systems are not disk: bash opens /dev/tty to write at every start. */
   if (n == 0 || is_kernel_fs(abs) || !first_sight(abs, n)) return n;
   struct statx st;
   memset(&st, 0, sizeof st);
@@ -253,7 +280,15 @@ static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs) {
   return n;
 }
 
+static void record_locked(long pid, __u32 arch, int nr, const u64 *args);
+
 void effects_record(long pid, __u32 arch, int nr, const u64 *args) {
+  lock();
+  record_locked(pid, arch, nr, args);
+  unlock();
+}
+
+static void record_locked(long pid, __u32 arch, int nr, const u64 *args) {
   if (out_fd < 0) return;
   const struct effect_call *call = effect_call(arch, nr);
   if (call == 0) return;
@@ -280,13 +315,16 @@ void effects_record(long pid, __u32 arch, int nr, const u64 *args) {
   append("R ", 2), append(from, n + 1), append(to, m + 1);
   /* Written before the rename happens: a host reading a running job's record (shell_logs) must never
      see the rename's effect on disk without it, or it would report a deletion and a creation. */
-  effects_flush();
+  flush_locked();
 }
 
 void effects_close(int is_observed) {
-  if (out_fd < 0) return;
-  if (!is_observed) append("! unobserved", 13);
-  effects_flush();
-  sys(__NR_close, out_fd, 0, 0);
-  out_fd = -1;
+  lock();
+  if (out_fd >= 0) {
+    if (!is_observed) append("! unobserved", 13);
+    flush_locked();
+    sys(__NR_close, out_fd, 0, 0);
+    out_fd = -1;
+  }
+  unlock();
 }

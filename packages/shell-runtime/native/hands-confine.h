@@ -189,6 +189,9 @@ void effects_record(long pid, __u32 arch, int nr, const u64 *args);
 /* Write what is buffered; true when something waits to be written. */
 void effects_flush(void);
 int effects_dirty(void);
+/* Once the record is written to from another thread: the descriptor (an eventfd) it writes to when
+ * the buffer stops being empty, so the thread that flushes knows to start its timer. */
+void effects_wake(int fd);
 /* Write the rest and close (`is_observed` false: the job ran without the supervisor). */
 void effects_close(int is_observed);
 

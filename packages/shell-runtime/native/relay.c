@@ -8,7 +8,9 @@
  *     result reports) go on to the job; the terminal's own signals do not (the terminal signals
  *     the job's process group itself), except a hangup, which the kernel sends the session leader;
  *   - supervise: the job's seccomp filter (seccomp.c) sends it the calls that name another
- *     process; each goes on only when its target is in the job's own tree;
+ *     process; each goes on only when its target is in the job's own tree; and the calls that
+ *     change the filesystem, recorded (effects.c) and let go on. Past its first 64 such calls a
+ *     job is answered by a thread of the relay that waits in the listener itself;
  *   - reap: as a child subreaper it adopts every orphan of the tree and reaps it, so a job's
  *     processes never become zombies of an init that does not reap (a container's first process);
  *   - end as the job ended: exit with its code or die by its signal. With a status descriptor the
@@ -31,6 +33,9 @@
 #define EINTR_NR 4
 #define ECHILD_NR 10
 #define EPERM_NR 1
+/* SECCOMP_IOCTL_NOTIF_SET_FLAGS and its one flag (Linux 6.6; not in older headers). */
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS_NR 0x40082104
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_FLAG 1
 
 struct clone3_args {
   u64 flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup;
@@ -132,17 +137,18 @@ static long decide(const struct seccomp_notif *req) {
 /* Answer one notification. The call's arguments are integers in registers, so letting it go on
  * (CONTINUE) runs it with exactly what was checked. A call that changes the filesystem is
  * recorded (its paths read from the caller's memory first) and goes on. */
-static void supervise(int listener) {
+static long supervise(int listener) {
   struct seccomp_notif req;
   memset(&req, 0, sizeof req);
-  if (sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return;
+  long got = sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_RECV, &req);
+  if (got != 0) return got;
   if (supervised_kind(req.data.arch, req.data.nr) == KIND_EFFECT) {
     effects_record((long)req.pid, req.data.arch, req.data.nr, (const u64 *)req.data.args);
     struct seccomp_notif_resp go;
     memset(&go, 0, sizeof go);
     go.id = req.id, go.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
     sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_SEND, &go);
-    return;
+    return 0;
   }
   long err = decide(&req);
   struct seccomp_notif_resp resp;
@@ -150,12 +156,103 @@ static void supervise(int listener) {
   resp.id = req.id;
   if (err == 0) {
     /* The caller still waits, so the /proc entries read were its tree's (no pid was reused). */
-    if (sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) != 0) return;
+    if (sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) != 0) return 0;
     resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
   } else {
     resp.error = (__s32)err;
   }
   sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+  return 0;
+}
+
+/* ---- the supervising thread ------------------------------------------------------------------- */
+
+/*
+ * A job that makes many supervised calls (a build writing thousands of files) is answered by a
+ * thread of the relay that waits in the listener's RECV itself: each call then costs one RECV and
+ * one SEND, with no ppoll around it. The first calls are answered by the main loop, so a job that
+ * makes few (most commands) costs no thread.
+ */
+#define THREAD_AFTER 64
+
+#define CLONE_THREAD_FLAGS (0x100 | 0x200 | 0x400 | 0x800 | 0x10000 | 0x40000) /* VM FS FILES SIGHAND THREAD SYSVSEM */
+#define THREAD_STACK_BYTES (256 * 1024)
+#define ENOENT_NR 2
+
+static int thread_listener = -1;
+
+static void supervising_thread(void) {
+  for (;;) {
+    long r = supervise(thread_listener);
+    if (r != -ENOENT_NR && r != -EINTR_NR && r < 0) break;
+    if (r == -ENOENT_NR) {
+      /* The caller died before its call was read, or no process uses the filter any more (then
+       * RECV returns at once for ever: the thread ends). */
+      struct poll_fd fd = {thread_listener, 1, 0};
+      struct {
+        long sec, nsec;
+      } now = {0, 0};
+      if (sys6(__NR_ppoll, (long)&fd, 1, (long)&now, 0, 8, 0) > 0 && (fd.revents & (0x8 | 0x10))) break;
+    }
+  }
+  for (;;) sys(__NR_exit, 0, 0, 0); /* this thread only */
+}
+
+/* Start `fn` on a thread of this process with its own stack; its tid, or -errno. */
+static long start_thread(void (*fn)(void)) {
+  long stack = sys6(__NR_mmap, 0, THREAD_STACK_BYTES, 3 /* PROT_READ | PROT_WRITE */, 0x22 | 0x4000 | 0x20000 /* PRIVATE ANONYMOUS NORESERVE STACK */, -1, 0);
+  if (stack < 0 && stack > -4096) return stack;
+  long top = (stack + THREAD_STACK_BYTES) & ~15L;
+#if defined(__x86_64__)
+  /* clone(flags, stack, parent_tid, child_tid, tls): the new thread returns from the syscall on
+   * its own stack, with the registers the caller had; it calls fn (held in rbx) and never returns. */
+  register long r10 __asm__("r10") = 0;
+  register long r8 __asm__("r8") = 0;
+  long ret;
+  __asm__ volatile(
+    "syscall\n"
+    "test %%rax, %%rax\n"
+    "jnz 1f\n"
+    "xor %%ebp, %%ebp\n"
+    "call *%%rbx\n"
+    "hlt\n"
+    "1:\n"
+    : "=a"(ret)
+    : "a"((long)__NR_clone), "D"((long)CLONE_THREAD_FLAGS), "S"(top), "d"(0L), "r"(r10), "r"(r8), "b"(fn)
+    : "rcx", "r11", "memory");
+  return ret;
+#else
+  /* clone(flags, stack, parent_tid, tls, child_tid); fn in x9, which the new thread has too. */
+  register long x8 __asm__("x8") = __NR_clone;
+  register long x0 __asm__("x0") = CLONE_THREAD_FLAGS;
+  register long x1 __asm__("x1") = top;
+  register long x2 __asm__("x2") = 0;
+  register long x3 __asm__("x3") = 0;
+  register long x4 __asm__("x4") = 0;
+  register long x9 __asm__("x9") = (long)fn;
+  __asm__ volatile(
+    "svc 0\n"
+    "cbnz x0, 1f\n"
+    "mov x29, #0\n"
+    "blr x9\n"
+    "brk #0\n"
+    "1:\n"
+    : "+r"(x0)
+    : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x9)
+    : "x30", "memory");
+  return x0;
+#endif
+}
+
+/* Hand the listener to a supervising thread; true when it runs (the main loop stops reading it). */
+static int hand_over(int listener, int wake_fd) {
+  if (wake_fd < 0) return 0;
+  thread_listener = listener;
+  effects_wake(wake_fd);
+  if (start_thread(supervising_thread) > 0) return 1;
+  effects_wake(-1);
+  thread_listener = -1;
+  return 0;
 }
 
 /* The listener the job sends on `channel` once its filter is installed; -1 when none came. */
@@ -204,13 +301,15 @@ __attribute__((noreturn)) static void finish(int status) {
 }
 
 __attribute__((noreturn)) static void relay(int sfd, int channel, int status_fd) {
-  int listener = -1, job_status = 0, is_job_alive = 1;
+  int listener = -1, job_status = 0, is_job_alive = 1, wake_fd = -1;
+  long answered = 0;
   for (;;) {
-    struct poll_fd fds[3];
+    struct poll_fd fds[4];
     int k = 0;
     fds[k++] = (struct poll_fd){sfd, 1 /* POLLIN */, 0};
     if (channel >= 0) fds[k++] = (struct poll_fd){channel, 1, 0};
     if (listener >= 0) fds[k++] = (struct poll_fd){listener, 1, 0};
+    if (wake_fd >= 0) fds[k++] = (struct poll_fd){wake_fd, 1, 0};
     /* While a change waits to be written, wake within 100 ms to write it (a reader may be waiting). */
     struct {
       long sec, nsec;
@@ -226,6 +325,10 @@ __attribute__((noreturn)) static void relay(int sfd, int channel, int status_fd)
       if (fds[i].fd == channel) {
         listener = receive_listener(channel);
         is_observed = listener >= 0;
+        /* The job's call wakes the relay on the job's own CPU, and the answer the job on the
+         * relay's (Linux 6.6+; older kernels refuse the flag and wake as usual): the job waits for
+         * each answer, so a wake-up on another CPU is only latency. */
+        if (listener >= 0) sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS_NR, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_FLAG);
         sys(__NR_close, channel, 0, 0);
         channel = -1;
       } else if (fds[i].fd == listener) {
@@ -233,6 +336,14 @@ __attribute__((noreturn)) static void relay(int sfd, int channel, int status_fd)
         /* No process uses the filter any more (the job's tree is gone): the listener stays ready
          * for ever, so it is dropped rather than polled in a loop until the relay ends. */
         if (fds[i].revents & (0x8 | 0x10) /* POLLERR | POLLHUP */) sys(__NR_close, listener, 0, 0), listener = -1;
+        else if (++answered == THREAD_AFTER) {
+          wake_fd = (int)sys(__NR_eventfd2, 0, O_CLOEXEC, 0);
+          if (hand_over(listener, wake_fd)) listener = -1;
+          else if (wake_fd >= 0) sys(__NR_close, wake_fd, 0, 0), wake_fd = -1;
+        }
+      } else if (fds[i].fd == wake_fd) {
+        u64 count;
+        sys(__NR_read, wake_fd, &count, sizeof count);
       }
     }
     if (fds[0].revents == 0) continue;

@@ -9,6 +9,7 @@ import { chmodSync, chownSync, mkdirSync, readFileSync, symlinkSync, writeFileSy
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { shellLogs, shellRun, shellStop, type Changes } from '@hands/contracts'
+import type { ShellRuntime } from '@hands/shell-runtime'
 import { describe, expect, it } from 'vitest'
 import { eventually, FIXTURES, logsUntil, makeRuntime, MECHANISMS, tempDir, valid } from './helpers.ts'
 
@@ -31,6 +32,40 @@ const renamed = (...pairs: Array<[string, string]>) => ({
   renamed: pairs.map(([from, to]) => ({ from, to })),
   counts: { ...none.counts, renamed: pairs.length },
 })
+
+/** Reads a background shell until a line says `mark`, gathering what each read reported (each read reports only what is new). */
+async function readUntil(rt: ShellRuntime, id: string, mark: string) {
+  let isFinal = false
+  const seen = {
+    ...none,
+    created: [] as string[],
+    modified: [] as string[],
+    deleted: [] as string[],
+    renamed: [] as Changes['renamed'],
+    counts: { ...none.counts },
+  }
+  await eventually(
+    async () => {
+      const r = valid(shellLogs, await rt.shell_logs({ id, n: 50 }))
+      expect(r.changes.note).toBeNull()
+      seen.created.push(...r.changes.created)
+      seen.modified.push(...r.changes.modified)
+      seen.deleted.push(...r.changes.deleted)
+      seen.renamed.push(...r.changes.renamed)
+      for (const k of ['created', 'modified', 'deleted', 'renamed'] as const) seen.counts[k] += r.changes.counts[k]
+      if (!r.lines.includes(mark)) return undefined
+      // The relay writes its record within 100 ms of a change: a read right after the mark may
+      // leave the last changes to the next read.
+      if (isFinal) return true
+      isFinal = true
+      await sleep(300)
+      return undefined
+    },
+    30_000,
+    mark,
+  )
+  return seen
+}
 
 /** Each line, what the root holds before it (made by the test), and the account it must get. */
 function table(root: string, second: string, outside: string | null) {
@@ -142,6 +177,58 @@ describe.each(MODES)('what each command changed on disk (%s)', (confine) => {
   })
 })
 
+describe.each(MODES)('a workspace on /dev/shm (%s)', (confine) => {
+  it('is disk like any other: its changes are named (only the kernel’s own /dev, /proc and /sys are left out)', async () => {
+    const root = tempDir('shm', '/dev/shm')
+    writeFileSync(join(root, 'gone.txt'), 'g\n')
+    const { rt } = makeRuntime({ confine, roots: [root] })
+    // Unconfined, a write to /dev/shm outside the roots is counted as outside, like one anywhere else.
+    const outside = confine === 'off' ? `; echo o > ${tempDir('shm-outside', '/dev/shm')}/o.txt` : ''
+    const r = valid(shellRun, await rt.shell_run({ commands: [`echo x > made.txt && mkdir d && rm gone.txt && echo y > /dev/null${outside}`], cwd: root }))
+    const c = r.commands[0]!.changes
+    expect(account(c)).toEqual({
+      ...none,
+      created: ['made.txt', 'd/'],
+      deleted: ['gone.txt'],
+      counts: { ...none.counts, created: 2, deleted: 1 },
+      outside_roots: outside ? 1 : 0,
+    })
+    expect(c.is_complete).toBe(true)
+  })
+})
+
+describe.each(MODES)('a job past its first 64 supervised calls (%s)', (confine) => {
+  it('is answered by the relay’s supervising thread just as exactly: changes read mid-way, a rename, the total, and (Landlock) a call naming a process outside the job', async () => {
+    const root = tempDir('workspace')
+    const { rt } = makeRuntime({ confine, roots: [root] })
+    // Only the Landlock supervisor answers calls that name a process; unconfined, this would reach the test's own process.
+    const guard = confine === 'landlock' ? `; prlimit --pid ${process.pid} --nofile=64:64 2>/dev/null && echo reached || echo refused` : ''
+    const bg = await rt.shell_background({
+      commands: [
+        `for i in $(seq 1 300); do echo $i > f-$i.txt; done${guard}; echo phase-1; read; rm f-2.txt; mv f-1.txt moved.txt; mkdir d; echo phase-2; sleep 1000`,
+      ],
+      cwd: root,
+    })
+    const first = await readUntil(rt, bg.id, 'phase-1')
+    expect(first.counts).toEqual({ created: 300, modified: 0, deleted: 0, renamed: 0 })
+    // Each read names its first ten: f-1.txt … f-10.txt come first, whatever the reads were.
+    expect(first.created.slice(0, 10)).toEqual(Array.from({ length: 10 }, (_, i) => `f-${i + 1}.txt`))
+    if (guard) expect((await rt.shell_logs({ id: bg.id, n: 50 })).lines).toContain('refused')
+    await rt.shell_type({ id: bg.id, text: '', is_enter: true })
+    expect(await readUntil(rt, bg.id, 'phase-2')).toEqual({
+      ...none,
+      created: ['d/'],
+      deleted: ['f-2.txt'],
+      renamed: [{ from: 'f-1.txt', to: 'moved.txt' }],
+      counts: { created: 1, modified: 0, deleted: 1, renamed: 1 },
+    })
+    // The total, against what stood before the shell: f-3 … f-300, moved.txt and d/ are new.
+    const stop = valid(shellStop, await rt.shell_stop({ id: bg.id }))
+    expect(stop.changes.counts).toEqual({ created: 300, modified: 0, deleted: 0, renamed: 0 })
+    expect(stop.changes.is_complete).toBe(true)
+  })
+})
+
 describe.each(MODES)('whose changes they are (%s)', (confine) => {
   it('a change belongs to the call whose tree made it: not to a concurrent call, nor to a background shell running meanwhile', async () => {
     const { rt } = makeRuntime({ confine })
@@ -170,42 +257,14 @@ describe.each(MODES)('a background shell’s changes, read by read (%s)', (confi
       commands: ['echo one > a.txt; echo more >> m.txt; echo phase-1; read; mv a.txt b.txt; rm m.txt; echo c > c.txt; echo phase-2; sleep 1000'],
       cwd: root,
     })
-    /** Reads until a line says `mark`, gathering what each read reported (each read reports only what is new). */
-    const readUntil = async (mark: string) => {
-      let isFinal = false
-      const seen = {
-        ...none,
-        created: [] as string[],
-        modified: [] as string[],
-        deleted: [] as string[],
-        renamed: [] as Changes['renamed'],
-        counts: { ...none.counts },
-      }
-      await eventually(
-        async () => {
-          const r = valid(shellLogs, await rt.shell_logs({ id: bg.id, n: 50 }))
-          expect(r.changes.note).toBeNull()
-          seen.created.push(...r.changes.created)
-          seen.modified.push(...r.changes.modified)
-          seen.deleted.push(...r.changes.deleted)
-          seen.renamed.push(...r.changes.renamed)
-          for (const k of ['created', 'modified', 'deleted', 'renamed'] as const) seen.counts[k] += r.changes.counts[k]
-          if (!r.lines.includes(mark)) return undefined
-          // The relay writes its record within 100 ms of a change: a read right after the mark may
-          // leave the last changes to the next read.
-          if (isFinal) return true
-          isFinal = true
-          await sleep(300)
-          return undefined
-        },
-        30_000,
-        mark,
-      )
-      return seen
-    }
-    expect(await readUntil('phase-1')).toEqual({ ...none, created: ['a.txt'], modified: ['m.txt'], counts: { ...none.counts, created: 1, modified: 1 } })
+    expect(await readUntil(rt, bg.id, 'phase-1')).toEqual({
+      ...none,
+      created: ['a.txt'],
+      modified: ['m.txt'],
+      counts: { ...none.counts, created: 1, modified: 1 },
+    })
     await rt.shell_type({ id: bg.id, text: '', is_enter: true })
-    expect(await readUntil('phase-2')).toEqual({
+    expect(await readUntil(rt, bg.id, 'phase-2')).toEqual({
       ...none,
       created: ['c.txt'],
       deleted: ['m.txt'],

@@ -25,10 +25,12 @@ export function stateNow(path: string): PathState {
   }
 }
 
-/** Kernel file systems: what a job writes there (bubblewrap's uid_map, a /dev/null) is not a change on disk. */
-const NOT_DISK = ['/dev', '/proc', '/sys']
-
 const isUnder = (dir: string, path: string) => path === dir || path.startsWith(dir === '/' ? '/' : `${dir}/`)
+
+/** Kernel file systems: what a job writes there (bubblewrap's uid_map, a /dev/null) is not a change
+ * on disk. /dev/shm is a tmpfs where files live like anywhere else. */
+const NOT_DISK = ['/dev', '/proc', '/sys']
+const isNotDisk = (path: string) => NOT_DISK.some((d) => isUnder(d, path)) && !isUnder('/dev/shm', path)
 const identity = (s: PathState) => `${s.dev}:${s.ino}`
 
 /**
@@ -86,7 +88,7 @@ export function changesBetween(input: {
     const b = input.now(path)
     if (!isChanged(a, b)) continue
     if (!roots.some((r) => isUnder(r, path))) {
-      if (!isUnder(tmpDir, path) && !NOT_DISK.some((d) => isUnder(d, path)) && a.type !== 'other' && b.type !== 'other') outside++
+      if (!isUnder(tmpDir, path) && !isNotDisk(path) && a.type !== 'other' && b.type !== 'other') outside++
       continue
     }
     if (!a.exists) created.push([path, b])
