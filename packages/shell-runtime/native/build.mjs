@@ -52,6 +52,8 @@ const flags = [
   '-Wall',
   '-Wextra',
   '-Werror',
+  // Atomics inline: GCC on arm64 otherwise calls libgcc helpers, and the helper links no library.
+  ...(process.arch === 'arm64' ? ['-mno-outline-atomics'] : []),
 ]
 const candidates = [process.env.CC, 'cc', 'gcc'].filter(Boolean)
 mkdirSync(dirname(target), { recursive: true })
