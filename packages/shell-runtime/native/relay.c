@@ -302,7 +302,7 @@ __attribute__((noreturn)) static void finish(int status) {
 
 __attribute__((noreturn)) static void relay(int sfd, int channel, int status_fd) {
   int listener = -1, job_status = 0, is_job_alive = 1, wake_fd = -1;
-  long answered = 0;
+  long answered = 0, flush_at = 0;
   for (;;) {
     struct poll_fd fds[4];
     int k = 0;
@@ -310,14 +310,26 @@ __attribute__((noreturn)) static void relay(int sfd, int channel, int status_fd)
     if (channel >= 0) fds[k++] = (struct poll_fd){channel, 1, 0};
     if (listener >= 0) fds[k++] = (struct poll_fd){listener, 1, 0};
     if (wake_fd >= 0) fds[k++] = (struct poll_fd){wake_fd, 1, 0};
-    /* While a change waits to be written, wake within 100 ms to write it (a reader may be waiting). */
+    /* A change waiting to be written is written within 100 ms of the first one (a reader may be
+     * waiting), however often the relay wakes meanwhile. */
     struct {
       long sec, nsec;
-    } soon = {0, 100000000};
-    long r = sys6(__NR_ppoll, (long)fds, k, effects_dirty() ? (long)&soon : 0, 0, 8, 0);
+    } now = {0, 0}, soon = {0, 0};
+    long wait_ns = -1;
+    if (effects_dirty()) {
+      sys(__NR_clock_gettime, 1 /* CLOCK_MONOTONIC */, &now, 0);
+      long now_ns = now.sec * 1000000000L + now.nsec;
+      if (flush_at == 0) flush_at = now_ns + 100000000L;
+      wait_ns = flush_at > now_ns ? flush_at - now_ns : 0;
+      soon.sec = wait_ns / 1000000000L, soon.nsec = wait_ns % 1000000000L;
+    } else {
+      flush_at = 0;
+    }
+    long r = wait_ns == 0 ? 0 : sys6(__NR_ppoll, (long)fds, k, wait_ns > 0 ? (long)&soon : 0, 0, 8, 0);
     if (r < 0 && r != -EINTR_NR) quit(125);
     if (r == 0) {
       effects_flush();
+      flush_at = 0;
       continue;
     }
     for (int i = 1; i < k; i++) {

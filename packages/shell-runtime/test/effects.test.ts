@@ -197,6 +197,26 @@ describe.each(MODES)('a workspace on /dev/shm (%s)', (confine) => {
   })
 })
 
+describe.each(MODES)('a background shell changing files without pause (%s)', (confine) => {
+  it('has its changes read while it runs: the record is written within 100 ms of a change, however often the next one comes', async () => {
+    const { rt } = makeRuntime({ confine })
+    const bg = await rt.shell_background({ commands: ['for i in $(seq 1 50); do echo $i > w-$i.txt; sleep 0.02; done; echo done; sleep 1000'] })
+    let seenBeforeDone = 0
+    await eventually(
+      async () => {
+        const r = await rt.shell_logs({ id: bg.id, n: 5 })
+        if (r.lines.includes('done')) return true
+        seenBeforeDone += r.changes.counts.created
+        await sleep(50)
+        return undefined
+      },
+      30_000,
+      'done',
+    )
+    expect(seenBeforeDone).toBeGreaterThan(0)
+  })
+})
+
 describe.each(MODES)('a job past its first 64 supervised calls (%s)', (confine) => {
   it('is answered by the relay’s supervising thread just as exactly: changes read mid-way, a rename, the total, and (Landlock) a call naming a process outside the job', async () => {
     const root = tempDir('workspace')
