@@ -40,7 +40,7 @@ export function isPlain(bytes: Buffer): boolean {
 /** Where the JavaScript scan writes the offsets of the line feeds it finds (grown as needed, reused). */
 let ownFeeds = new Int32Array(1024)
 /** Where the last `scanPlain` left the offsets of its line feeds: `ownFeeds`, or the SIMD scanner's memory. */
-let lineFeeds = ownFeeds
+let lineFeeds: Int32Array = ownFeeds
 /** The SIMD fast path (null where unavailable), compiled on the first scan. */
 let simd: SimdScanner | null | undefined
 /** Whether the last `scanPlain` saw a tab. */

@@ -140,6 +140,13 @@ const MODULE = new Uint8Array([
   ...section(10, [1, ...uleb(code.length), ...code]),
 ])
 
+/** The part of the WebAssembly API used here (the package's TypeScript libraries do not declare it). */
+interface WebAssemblyApi {
+  validate(bytes: Uint8Array): boolean
+  Module: new (bytes: Uint8Array) => object
+  Instance: new (module: object) => { exports: Record<string, unknown> }
+}
+
 let scanner: SimdScanner | null | undefined
 
 /** The fast path, compiled on first use; null where WebAssembly SIMD is not available. */
@@ -147,9 +154,10 @@ export function simdScanner(): SimdScanner | null {
   if (scanner !== undefined) return scanner
   scanner = null
   try {
-    if (typeof WebAssembly === 'undefined' || !WebAssembly.validate(MODULE)) return null
-    const { exports } = new WebAssembly.Instance(new WebAssembly.Module(MODULE))
-    const memory = exports['memory'] as WebAssembly.Memory
+    const wasm = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly
+    if (wasm === undefined || !wasm.validate(MODULE)) return null
+    const { exports } = new wasm.Instance(new wasm.Module(MODULE))
+    const memory = exports['memory'] as { buffer: ArrayBuffer }
     const run = exports['scan'] as (len: number) => number
     const input = new Uint8Array(memory.buffer, 0, MAX_BYTES)
     const feeds = new Int32Array(memory.buffer, OUT, MAX_BYTES)
