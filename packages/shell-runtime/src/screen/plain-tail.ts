@@ -48,6 +48,11 @@ let sawTab = false
 /** Where the last `scanPlain` saw its last escape (an SGR's ESC), or -1. */
 let lastEsc = -1
 
+/** Use the SIMD fast path where available (the default), or the JavaScript scan alone (a benchmark's baseline). */
+export function useSimdScan(isOn: boolean): void {
+  simd = isOn ? simdScanner() : null
+}
+
 /**
  * `isPlain`, and on the way the line feeds: returns -1 when `bytes` are not plain, else how many
  * line feeds they hold, their offsets in `lineFeeds[0..count)`. Every byte of a fast printer's
