@@ -3,7 +3,8 @@
  * same run — a 256 MiB printer (`yes`) through shell_background against raw node-pty counting
  * (and against node-pty with a headless xterm parsing every byte, which is why plain lines are
  * held back), a CPU-bound 128 MiB printer (`tr` + `fold`) and one that pauses between 2 MiB
- * bursts the same way, each with this process's CPU per MiB beside its throughput, shell_logs over backspace-heavy lines against plain lines, memory per screen with a full
+ * bursts the same way, each with this process's CPU per MiB beside its throughput, a screen's push of
+ * 4 KiB chunks with the SIMD plain-bytes check against the JavaScript one, shell_logs over backspace-heavy lines against plain lines, memory per screen with a full
  * history against a bare headless xterm with the same history. Rounds are interleaved so load
  * from elsewhere falls on both sides; min–median–max.
  */
@@ -18,6 +19,7 @@ import { inTurn, median, spread } from './timings.ts'
 import { createShellRuntime } from '@hands/shell-runtime'
 import { waitExited } from './wait-exited.ts'
 import { Screen } from '../../packages/shell-runtime/src/screen/screen.ts'
+import { useSimdScan } from '../../packages/shell-runtime/src/screen/plain-tail.ts'
 
 const require = createRequire(import.meta.url)
 const pty = require('node-pty') as typeof import('node-pty')
@@ -153,6 +155,36 @@ try {
     ])
   }
   reportFloods('yes in 2 MiB bursts 0.1 s apart, 64 MiB', bursts, 'raw node-pty', 0.9)
+
+  // What the plain-bytes check costs on the way in: a screen's push of the same fresh 4 KiB chunks
+  // of 100-character lines (64 MiB a round, each chunk its own buffer as a PTY read gives it), with
+  // the SIMD check against the JavaScript check alone, rounds alternating; CPU of the pushes only.
+  const line = Buffer.from(`${'x'.repeat(99)}\r\n`.repeat(Math.ceil((5 * MiB) / 101)))
+  const pushCpu: Record<string, number[]> = { simd: [], javascript: [] }
+  const pushRound = (isSimd: boolean): number => {
+    useSimdScan(isSimd)
+    const screen = new Screen({ cols: 200, rows: 50, scrollback: 10_000 })
+    let spent = 0
+    for (let batch = 0; batch < 16; batch++) {
+      const chunks: Buffer[] = []
+      for (let at = (batch * 37) % 101; chunks.length < 1024; at += 4096) chunks.push(Buffer.from(line.subarray(at, at + 4096)))
+      const cpu = cpuMs()
+      for (const c of chunks) screen.push(c, performance.now())
+      spent += cpuMs() - cpu
+    }
+    screen.dispose()
+    return spent / 64
+  }
+  pushRound(true)
+  pushRound(false)
+  for (let r = 0; r < ROUNDS; r++) {
+    await inTurn(r, [async () => pushCpu['simd']?.push(pushRound(true)), async () => pushCpu['javascript']?.push(pushRound(false))])
+  }
+  useSimdScan(true)
+  const [simdMs, jsMs] = [pushCpu['simd'], pushCpu['javascript']] as number[][]
+  report('screen push, 4 KiB chunks, SIMD check (CPU ms per MiB)', spread(simdMs as number[], 2))
+  report('screen push, 4 KiB chunks, JavaScript check (CPU ms per MiB)', spread(jsMs as number[], 2))
+  report('  ratio SIMD / JavaScript, per round', spread((simdMs as number[]).map((m, i) => m / ((jsMs as number[])[i] as number))))
 
   // 2. shell_logs(n=2000) over 2,000 backspace-heavy lines against 2,000 plain lines of the same
   // length in bytes (4,094) and of the same width on screen (2,047).

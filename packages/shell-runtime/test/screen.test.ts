@@ -1,7 +1,7 @@
 import { CUT_LINE_MARK } from '@hands/contracts'
 import fc from 'fast-check'
-import { afterEach, describe, expect, it } from 'vitest'
-import { isPlain } from '../src/screen/plain-tail.ts'
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
+import { isPlain, useSimdScan } from '../src/screen/plain-tail.ts'
 import { Screen, type ScreenOptions } from '../src/screen/screen.ts'
 
 const made: Screen[] = []
@@ -309,7 +309,12 @@ describe('the plain-bytes check', () => {
     return true
   }
 
-  it('agrees with the byte-by-byte rule on any bytes at any alignment', () => {
+  it.each([
+    ['with the SIMD fast path', true],
+    ['with the JavaScript scan alone', false],
+  ])('agrees with the byte-by-byte rule on any bytes at any alignment, %s', (_, isSimd) => {
+    useSimdScan(isSimd)
+    onTestFinished(() => useSimdScan(true))
     // Mostly printable ASCII, so long plain runs reach the four-bytes-at-a-time path.
     const byte = fc.oneof(
       { arbitrary: fc.integer({ min: 0x20, max: 0x7e }), weight: 30 },

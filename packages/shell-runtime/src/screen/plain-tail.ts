@@ -1,3 +1,5 @@
+import { type SimdScanner, simdScanner, TAB_BIT } from './simd-scan.ts'
+
 /**
  * Bytes that do nothing but print lines are held back from the emulator while nobody looks, so a
  * fast printer costs little more than reading its terminal. When more is held than the emulator's
@@ -35,21 +37,49 @@ export function isPlain(bytes: Buffer): boolean {
   return scanPlain(bytes) >= 0
 }
 
-/** Where `scanPlain` leaves the offsets of the line feeds it found (grown as needed, reused). */
-let lineFeeds = new Int32Array(1024)
+/** Where the JavaScript scan writes the offsets of the line feeds it finds (grown as needed, reused). */
+let ownFeeds = new Int32Array(1024)
+/** Where the last `scanPlain` left the offsets of its line feeds: `ownFeeds`, or the SIMD scanner's memory. */
+let lineFeeds: Int32Array = ownFeeds
+/** The SIMD fast path (null where unavailable), compiled on the first scan. */
+let simd: SimdScanner | null | undefined
 /** Whether the last `scanPlain` saw a tab. */
 let sawTab = false
 /** Where the last `scanPlain` saw its last escape (an SGR's ESC), or -1. */
 let lastEsc = -1
 
+/** Use the SIMD fast path where available (the default), or the JavaScript scan alone (a benchmark's baseline). */
+export function useSimdScan(isOn: boolean): void {
+  simd = isOn ? simdScanner() : null
+}
+
 /**
  * `isPlain`, and on the way the line feeds: returns -1 when `bytes` are not plain, else how many
  * line feeds they hold, their offsets in `lineFeeds[0..count)`. Every byte of a fast printer's
- * output passes here, so aligned runs of printable ASCII are passed over four bytes at a time;
- * only a word holding a byte below 0x20 or above 0x7E (line ends, escapes, UTF-8) is looked at
- * byte by byte.
+ * output passes here: a chunk with no byte that needs a closer look (see RARE) is answered by the
+ * SIMD scan, 16 bytes at a time; any other goes to the scan in JavaScript.
  */
 function scanPlain(bytes: Buffer): number {
+  if (simd === undefined) simd = simdScanner()
+  if (simd !== null) {
+    const found = simd.scan(bytes)
+    if (found >= 0) {
+      lineFeeds = simd.feeds
+      sawTab = (found & TAB_BIT) !== 0
+      lastEsc = -1
+      return found & ~TAB_BIT
+    }
+  }
+  lineFeeds = ownFeeds
+  return scanPlainJs(bytes)
+}
+
+/**
+ * The plain-bytes check in JavaScript, for chunks holding escapes or 0xC2 (or anything, without
+ * SIMD): aligned runs of printable ASCII are passed over four bytes at a time; only a word
+ * holding a byte below 0x20 or above 0x7E (line ends, escapes, UTF-8) is looked at byte by byte.
+ */
+function scanPlainJs(bytes: Buffer): number {
   const n = bytes.length
   const lead = (4 - (bytes.byteOffset & 3)) & 3
   const words = n - lead >= 4 ? new Int32Array(bytes.buffer, bytes.byteOffset + lead, (n - lead) >>> 2) : NO_WORDS
@@ -71,6 +101,7 @@ function scanPlain(bytes: Buffer): number {
         if (count === feeds.length) {
           const more = new Int32Array(2 * count)
           more.set(feeds)
+          ownFeeds = more
           lineFeeds = more
           feeds = more
         }

@@ -124,8 +124,8 @@ export class Screen {
     if (reply !== undefined) this.#emu.terminal.onData((d) => reply(d))
   }
 
-  /** Take terminal output. */
-  push(bytes: Buffer): void {
+  /** Take terminal output; `now` (performance.now()) is when it came, when the caller has read the clock already. */
+  push(bytes: Buffer, now?: number): void {
     if (bytes.length === 0 || this.#isDisposed) return
     this.#received += bytes.length
     if (!this.#isHoldingBack) {
@@ -136,7 +136,7 @@ export class Screen {
     const offer = this.#tail.isEmpty && !this.#emu.isGround ? 'not-plain' : this.#tail.offer(bytes, this.#canSkipNow)
     if (offer === 'held') {
       // Reading the clock costs less than moving a timer on every chunk of a fast printer.
-      this.#heldAt = performance.now()
+      this.#heldAt = now ?? performance.now()
       if (this.#quiet === null) this.#armQuiet(this.#quietMs)
       return
     }

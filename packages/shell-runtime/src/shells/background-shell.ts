@@ -170,12 +170,13 @@ export class BackgroundShell {
 
   #take(data: Buffer): void {
     if (data.length === 0) return
-    this.#lastOutputAt = performance.now()
+    const now = performance.now()
+    this.#lastOutputAt = now
     if (!this.#log.write(data)) {
       this.#pty.pause()
       void this.#log.drained().then(() => this.#pty.resume())
     }
-    this.#screen.push(data)
+    this.#screen.push(data, now)
     // Most shells have no watcher: no iterator per chunk for them.
     if (this.#watchers.size > 0) for (const w of this.#watchers) w.data(data)
   }
