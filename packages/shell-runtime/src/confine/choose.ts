@@ -33,6 +33,7 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
     tmpDir: policy.tmpDir,
     settleMs: 0,
     keeper: null,
+    helper,
     canLeaveCgroup: true,
     launch(job: JobSpec): Launch {
       const env: Record<string, string> = { TMPDIR: policy.tmpDir }

@@ -234,6 +234,22 @@ export class Session {
   }
 
   /**
+   * Start now, in the background, what the session's first command would start on its way: the
+   * login environment (when the host gave none), the spawner of piped jobs and the ruleset
+   * keeper. A host calls it once it knows the session will be used (an MCP session once its
+   * roots are known), so the first command finds them ready or already starting. close() stops
+   * them as it stops them after a command, whether or not they have finished starting.
+   */
+  prepare(): void {
+    if (this.#closed !== null) return
+    // A failed capture is the first command's to report (it awaits the same promise).
+    this.loginEnv().catch(() => undefined)
+    const helper = this.confiner.helper
+    if (this.options.isSpawner && helper !== null) this.#spawner ??= new Spawner(helper)
+    if (this.#keeperTimer === undefined && process.env['ZZ_NO_KEEPER'] === undefined) this.#startKeeper()
+  }
+
+  /**
    * Have the reaper fork the ruleset keeper: once the session's first foreground run has settled,
    * or KEEPER_AFTER_MS after its first job was launched if that run is still going. The first
    * job builds its own ruleset either way (no keeper could have stamped one before it starts),

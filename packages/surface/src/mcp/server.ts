@@ -149,12 +149,18 @@ export function attachSession(server: Server, options: SurfaceOptions = {}, serv
   }
   /** Resolves once the client's roots (when it offers any) are the session's. */
   const clientRoots = (): Promise<void> => rootsAsked ?? askRoots()
+  /**
+   * Once the roots are known, the session's shell runtime starts in the background (after what
+   * is being answered now has gone out), so the first shell call does not wait for it.
+   */
+  const prepare = () => setImmediate(() => session.prepare())
   const onInitialized = () => {
     void clientRoots().then(() => {
       if (session.roots.length === 0) tell('warning', NO_ROOT_NOTICE)
+      prepare()
     })
   }
-  server.setNotificationHandler(RootsListChangedNotificationSchema, () => void askRoots())
+  server.setNotificationHandler(RootsListChangedNotificationSchema, () => void askRoots().then(prepare))
   const initialized = server.oninitialized
   server.oninitialized = () => {
     initialized?.()
