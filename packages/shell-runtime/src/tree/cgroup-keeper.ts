@@ -125,14 +125,28 @@ export class CgroupKeeper implements TreeKeeper {
 
   create(): JobTree {
     const n = ++this.#next
-    let dir = this.#free.pop()
-    if (dir === undefined) {
-      dir = join(this.#session, `j${n}`)
-      mkdirSync(dir)
-      this.#isOomGroup ??= existsSync(join(dir, 'memory.oom.group'))
-      if (this.#isOomGroup) writeFileSync(join(dir, 'memory.oom.group'), '1')
-    }
+    const dir = this.#free.pop() ?? this.#jobCgroup(n)
     return new CgroupTree(dir, this.#hasKill, this.#isMarked ? `${this.#name}.${n}` : null, (d, isReusable) => this.#release(d, isReusable))
+  }
+
+  /** Make the first job's cgroup now, empty, for the pool (the session is about to be used); false when that failed (its job then makes one). */
+  prepare(): boolean {
+    if (this.#next > 0 || this.#free.length > 0) return true
+    try {
+      this.#free.push(this.#jobCgroup(++this.#next))
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  /** A new, empty job cgroup `j<n>` of the session. */
+  #jobCgroup(n: number): string {
+    const dir = join(this.#session, `j${n}`)
+    mkdirSync(dir)
+    this.#isOomGroup ??= existsSync(join(dir, 'memory.oom.group'))
+    if (this.#isOomGroup) writeFileSync(join(dir, 'memory.oom.group'), '1')
+    return dir
   }
 
   #release(dir: string, isReusable: boolean): void {
