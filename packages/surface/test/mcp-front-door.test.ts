@@ -1,8 +1,14 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { request } from 'node:http'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { connectStdio, structured } from './helpers/mcp.ts'
-import { INITIALIZE, httpClient, jsonRpc, leftovers, nothingLeft, serveHttpProcess, serverCgroup, type ServedHttp } from './helpers/serve.ts'
+import { eventually } from './helpers/procs.ts'
+import { INITIALIZE, httpClient, jsonRpc, leftovers, nothingLeft, post, serveHttpProcess, serverCgroup, type ServedHttp } from './helpers/serve.ts'
 
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
@@ -90,17 +96,67 @@ describe('hands serve --http: the front door', () => {
     expect(leftovers(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
   }, 120_000)
 
-  it('starts no process for an accepted session until a tool needs one', async () => {
+  it("starts an accepted session's shell runtime once it is initialized, and one that never calls a tool leaves nothing when it ends", async () => {
     const s = await started()
     const c = await httpClient(s.url)
     cleanups.push(() => c.client.close())
-    expect(structured(await c.client.callTool({ name: 'file_exists', arguments: { paths: ['.'] } }))).toEqual({ paths: [{ path: '.', is_exists: true }] })
-    await c.client.listResources()
-    expect(leftovers(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
-    structured(await c.client.callTool({ name: 'shell_run', arguments: { commands: ['true'] } }))
+    // Ready before any tool call: its spool folder, cgroup, the reaper and the server's spawner.
+    const prepared = await eventually(() => {
+      const l = leftovers(s, s.cgroup)
+      return l.spools.length === 1 && l.processes.some((p) => p.cmd.includes('hands-confine --spawner'))
+    })
+    expect(prepared, JSON.stringify(leftovers(s, s.cgroup))).toBe(true)
     const l = leftovers(s, s.cgroup)
-    expect(l.spools).toHaveLength(1)
+    if (s.cgroup !== null) expect(l.cgroups).toHaveLength(1)
     expect(l.processes.map((p) => p.cmd).join('\n')).toContain('hands-reaper')
+    await c.client.listResources()
+    await c.transport.terminateSession()
+    expect(await nothingLeft(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
+  }, 60_000)
+
+  it('leaves nothing of sessions ended while their shell runtime is still starting', async () => {
+    const s = await started()
+    // Each session ends right after its initialize is answered: its runtime has just been made and
+    // its spawner is starting (or, for a session whose DELETE came first, is never made).
+    for (let i = 0; i < 20; i++) {
+      const opened = await post(s.url, init)
+      const id = opened.headers.get('mcp-session-id') as string
+      expect(id).toBeTruthy()
+      const ended = await fetch(s.url, { method: 'DELETE', headers: { 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' } })
+      expect(ended.status).toBe(200)
+    }
+    expect(await nothingLeft(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
+  }, 120_000)
+
+  it('prepares a session whose client offers roots under those roots only, once the client has answered', async () => {
+    const s = await started()
+    const sub = join(s.root, 'sub')
+    mkdirSync(sub)
+    let most = 0
+    const sampler = setInterval(() => {
+      most = Math.max(most, leftovers(s, s.cgroup).spools.length)
+    }, 5)
+    cleanups.push(() => clearInterval(sampler))
+    const client = new Client({ name: 'hands-roots-test', version: '0.0.0' }, { capabilities: { roots: {} } })
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(sub).href, name: 'sub' }] }))
+    const transport = new StreamableHTTPClientTransport(new URL(s.url))
+    await client.connect(transport)
+    cleanups.push(() => client.close())
+    expect(await eventually(() => leftovers(s, s.cgroup).spools.length === 1)).toBe(true)
+    const spool = leftovers(s, s.cgroup).spools
+    const r = structured<{ cwd: string; commands: Array<{ exit: number }> }>(
+      await client.callTool({ name: 'shell_run', arguments: { commands: ['touch ../outside'] } }),
+    )
+    // The runtime made before the call is the one that ran it, under the client's root: the
+    // host's root around it is not writable.
+    expect(r.cwd).toBe(sub)
+    expect(r.commands[0]?.exit).not.toBe(0)
+    expect(existsSync(join(s.root, 'outside'))).toBe(false)
+    expect(leftovers(s, s.cgroup).spools).toEqual(spool)
+    expect(most).toBe(1)
+    clearInterval(sampler)
+    await transport.terminateSession()
+    expect(await nothingLeft(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
   }, 60_000)
 
   it('refuses a foreign Origin with 403 before creating anything, and serves none, loopback and allowed ones', async () => {

@@ -231,8 +231,9 @@ export class Session {
    * it off, or when the job has no relay reporting its end (the spawner is the helper itself).
    */
   spawner(launch: Launch): Spawner | null {
-    if (!this.options.isSpawner || launch.statusFd === null || !launch.hasRelay || this.#closed !== null) return null
-    this.#spawner ??= holdSpawner(launch.file)
+    const file = this.confiner.spawnerFile
+    if (!this.options.isSpawner || file === null || launch.statusFd === null || !launch.hasRelay || this.#closed !== null) return null
+    this.#spawner ??= holdSpawner(file)
     return this.#spawner.spawner
   }
 
@@ -247,8 +248,8 @@ export class Session {
     if (this.#closed !== null) return
     // A failed capture is the first command's to report (it awaits the same promise).
     this.loginEnv().catch(() => undefined)
-    const helper = this.confiner.helper
-    if (this.options.isSpawner && helper !== null) this.#spawner ??= holdSpawner(helper)
+    const file = this.confiner.spawnerFile
+    if (this.options.isSpawner && file !== null) this.#spawner ??= holdSpawner(file)
     if (this.keeper instanceof CgroupKeeper) this.keeper.prepare()
     this.#armKeeper(KEEPER_AFTER_PREPARE_MS)
   }
