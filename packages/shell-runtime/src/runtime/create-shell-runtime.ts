@@ -83,7 +83,8 @@ export interface ShellRuntime {
   readonly confinement: Confinement
   /**
    * Start now, in the background, what the first command would otherwise start on its way (the
-   * login environment, the spawner of piped jobs, the ruleset keeper), so it finds them ready.
+   * login environment, the spawner of piped jobs, the first job's cgroup, the ruleset keeper), so
+   * it finds them ready.
    * close() stops them, started or still starting.
    */
   prepare(): void

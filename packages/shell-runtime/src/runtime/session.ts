@@ -239,8 +239,8 @@ export class Session {
 
   /**
    * Start now, in the background, what the session's first command would start on its way: the
-   * login environment (when the host gave none), the spawner of piped jobs and the ruleset
-   * keeper. A host calls it once it knows the session will be used (an MCP session once its
+   * login environment (when the host gave none), the spawner of piped jobs, the first job's
+   * cgroup and the ruleset keeper. A host calls it once it knows the session will be used (an MCP session once its
    * roots are known), so the first command finds them ready or already starting. close() stops
    * them as it stops them after a command, whether or not they have finished starting.
    */
@@ -267,10 +267,9 @@ export class Session {
    * KEEPER_AFTER_PREPARE_MS after prepare(), whichever comes first. A first job started before
    * then builds its own ruleset, so the keeper's fork, exec and build (~1–2 ms of CPU on a 2-core
    * machine) are kept out of the first command's way, and a session that is neither prepared nor
-   * runs a command starts none. Until the keeper
-   * has stamped its ruleset, jobs build their own; one that dies on its own is not started again
-   * until a new reaper is (the reaper was killed): meanwhile every job builds its own ruleset,
-   * slower but never weaker.
+   * runs a command starts none. Until the keeper has stamped its ruleset, jobs build their own;
+   * one that dies on its own is not started again until a new reaper is (the reaper was killed):
+   * meanwhile every job builds its own ruleset, slower but never weaker.
    */
   #startKeeper(): void {
     if (this.#keeperTimer === null) return

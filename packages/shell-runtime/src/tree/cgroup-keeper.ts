@@ -129,14 +129,13 @@ export class CgroupKeeper implements TreeKeeper {
     return new CgroupTree(dir, this.#hasKill, this.#isMarked ? `${this.#name}.${n}` : null, (d, isReusable) => this.#release(d, isReusable))
   }
 
-  /** Make the first job's cgroup now, empty, for the pool (the session is about to be used); false when that failed (its job then makes one). */
-  prepare(): boolean {
-    if (this.#next > 0 || this.#free.length > 0) return true
+  /** Make the first job's cgroup now, empty, in the pool (the session is about to be used); when that fails, the job makes its own. */
+  prepare(): void {
+    if (this.#next > 0 || this.#free.length > 0) return
     try {
       this.#free.push(this.#jobCgroup(++this.#next))
-      return true
     } catch {
-      return false
+      // create() tries again, and reports what fails then.
     }
   }
 
