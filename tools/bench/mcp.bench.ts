@@ -7,10 +7,12 @@
  * session reached with a node:http client instead of the SDK's, and a bare node:http server
  * (fixtures/floor-mcp-http.mjs) that does only the call's own work behind the SDK client. The
  * CPU each call takes in this process and in the answering one shows what a 2-core machine
- * runs out of. Then the first `shell_run` of a new HTTP session (which starts that session's
- * shell runtime: spool folder, cgroup, its registration with the server's one reaper, which
- * forks its ruleset keeper) against a later one, and the same after a first `file_exists`, which
- * tells the shell runtime's start from what any first call of a new session costs. A later call
+ * runs out of. Then the first `shell_run` of a new HTTP session, sent as soon as the client is
+ * connected, against a later one (the session starts its shell runtime — spool folder, cgroup,
+ * its registration with the server's one reaper, the first job's cgroup — in the background once
+ * `initialize` is answered, so that first call finds it starting or ready), and the same after a
+ * first `file_exists`, which tells the runtime's start from what any first call of a new session
+ * costs. A later call
  * is timed twice: right after the one before (as the targets read), and after a 50 ms pause, as
  * a model's calls come; a raw spawn timed the same two ways shows what any spawn after a quiet
  * moment costs on this machine, so the second ratio is what the session's start itself costs.
@@ -270,13 +272,26 @@ try {
   const firstFs: number[] = []
   const rawLater: number[] = []
   const rawPaused: number[] = []
+  // The server's CPU (every thread) from the call's start to its answer: the first call's, a later one's.
+  const firstCpu: number[] = []
+  const laterCpu: number[] = []
+  /** The server's CPU from the connect to the first call's answer: what a new session costs it before its first result, wherever that work falls. */
+  const openCpu: number[] = []
+  const onServer = async (into: number[], call: () => Promise<void>): Promise<number> => {
+    const before = cpuOf(server.pid)
+    const t = await timed(call)
+    into.push(cpuOf(server.pid) - before)
+    return t
+  }
   const perRound = { later: [] as number[], paused: [] as number[], afterFs: [] as number[], raw: [] as number[] }
   for (let round = 0; round < ROUNDS; round++) {
     const at = { first: first.length, later: later.length, paused: paused.length, afterFs: firstAfterFs.length, raw: rawLater.length }
     for (let i = 0; i < NEW_SESSIONS / ROUNDS; i++) {
+      const opening = cpuOf(server.pid)
       const c = await httpClient(server.url)
-      first.push(await timed(run(c.client, 'shell_run', { commands: ['true'] })))
-      for (let k = 0; k < 5; k++) later.push(await timed(run(c.client, 'shell_run', { commands: ['true'] })))
+      first.push(await onServer(firstCpu, run(c.client, 'shell_run', { commands: ['true'] })))
+      openCpu.push(cpuOf(server.pid) - opening)
+      for (let k = 0; k < 5; k++) later.push(await onServer(laterCpu, run(c.client, 'shell_run', { commands: ['true'] })))
       for (let k = 0; k < 3; k++) {
         await new Promise((r) => setTimeout(r, PAUSE_MS))
         paused.push(await timed(run(c.client, 'shell_run', { commands: ['true'] })))
@@ -306,6 +321,8 @@ try {
   report('a later shell_run of the same sessions', spread(later, 2, 'ms'))
   const ratio = median(perRound.later)
   report(`  first / later, per round (${ROUNDS} rounds)`, `${spread(perRound.later, 2)}x`, check(ratio <= 1.5, '≤ 1.5x, the median'))
+  report('  server CPU during the call: first · later (medians)', `${median(firstCpu).toFixed(2)} · ${median(laterCpu).toFixed(2)} ms`)
+  report('  server CPU from connect to the first answer (median)', `${median(openCpu).toFixed(2)} ms`)
   report(`a later shell_run after a ${PAUSE_MS} ms pause`, spread(paused, 2, 'ms'))
   const pausedRatio = median(perRound.paused)
   report('  first / later after a pause, per round', `${spread(perRound.paused, 2)}x`, check(pausedRatio <= 1.5, '≤ 1.5x, the median'))

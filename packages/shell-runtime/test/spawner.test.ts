@@ -1,15 +1,26 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import type { ConfineMode } from '../src/index.ts'
 import { Spawner } from '../src/process/spawner.ts'
-import { alive, eventually, makeRuntime, MECHANISMS } from './helpers.ts'
+import { alive, eventually, makeRuntime, MECHANISMS, processesWhere } from './helpers.ts'
 
 /** Modes whose commands share our pid namespace (bubblewrap gives each its own), so a pid they print means something here. */
 const SAME_PIDS: ConfineMode[] = ['off', ...MECHANISMS.filter((m) => m === 'landlock')]
 
 /** A command that prints the parent of its parent: the parent of the helper's relay, which started the job. */
 const STARTER = 'cut -d" " -f4 /proc/$PPID/stat'
+
+/** This process's children that run the helper's spawner. */
+function spawnersOfOurs(): number[] {
+  return processesWhere((cmd) => cmd.includes('\0--spawner\0')).filter((pid) => {
+    try {
+      return stat(pid).ppid === process.pid
+    } catch {
+      return false
+    }
+  })
+}
 
 function stat(pid: number): { comm: string; ppid: number } {
   const text = readFileSync(`/proc/${pid}/stat`, 'latin1')
@@ -61,6 +72,49 @@ describe('the spawner', () => {
     const later = await rt.shell_run({ commands: [STARTER, 'echo after'] })
     expect(Number(later.commands[0]?.stdout.trim())).toBe(process.pid)
     expect(later.commands[1]?.stdout).toBe('after\n')
+  })
+
+  it('is one per process, shared by every session, and ends with the last session that holds it', async () => {
+    const confine = SAME_PIDS.at(-1) as ConfineMode
+    const { rt: a } = makeRuntime({ confine })
+    const { rt: b } = makeRuntime({ confine })
+    const spawner = await starterOf(a.shell_run({ commands: [STARTER] }))
+    expect(spawner).not.toBe(process.pid)
+    expect(await starterOf(b.shell_run({ commands: [STARTER] }))).toBe(spawner)
+    // It runs the helper as installed, not a session's copy (which goes with its session).
+    expect(readFileSync(`/proc/${spawner}/cmdline`, 'latin1')).not.toContain(a.spoolDir)
+    await a.close()
+    expect(alive(spawner)).toBe(true)
+    expect(await starterOf(b.shell_run({ commands: [STARTER] }))).toBe(spawner)
+    await b.close()
+    await eventually(() => !alive(spawner) || undefined, 5000, 'the spawner to end with the last session')
+    // A session made later starts a new one.
+    const { rt: c } = makeRuntime({ confine })
+    const next = await starterOf(c.shell_run({ commands: [STARTER] }))
+    expect(next).not.toBe(spawner)
+    expect(stat(next)).toEqual({ comm: 'hands-confine', ppid: process.pid })
+  })
+
+  it('starts with prepare(), before the first command, which it then starts', async () => {
+    const confine = SAME_PIDS.at(-1) as ConfineMode
+    const { rt } = makeRuntime({ confine })
+    await eventually(() => (spawnersOfOurs().length === 0 ? true : undefined), 5000, 'no spawner of an earlier test to be left')
+    rt.prepare()
+    const [spawner] = await eventually(() => (spawnersOfOurs().length === 1 ? spawnersOfOurs() : undefined), 5000, 'the spawner to start')
+    expect(await starterOf(rt.shell_run({ commands: [STARTER] }))).toBe(spawner)
+  })
+
+  it('leaves no process and no folder when its session closes while prepare() is still starting it', async () => {
+    for (const confine of SAME_PIDS) {
+      for (let i = 0; i < 5; i++) {
+        const { rt } = makeRuntime({ confine })
+        rt.prepare()
+        await rt.close()
+        expect(existsSync(rt.spoolDir)).toBe(false)
+        expect(existsSync(rt.tmpDir)).toBe(false)
+      }
+      await eventually(() => (spawnersOfOurs().length === 0 ? true : undefined), 5000, 'no spawner to be left')
+    }
   })
 
   it('answers null (the caller spawns) when its helper is missing or is not a spawner', async () => {

@@ -113,6 +113,15 @@ export interface Session {
    * is released once they are all stopped. Throws a TypeError for a root that is not a directory.
    */
   setRoots(roots: readonly string[]): RootsChange
+  /**
+   * Start the shell runtime of the current roots now (spool folder, cgroup, reaper registration),
+   * and in the background what its first command would otherwise start on its way (its spawner,
+   * its ruleset keeper), so the first shell call finds them ready. Nothing happens with the
+   * shell toggle off, with no root, once closed, or when the runtime is already started; a
+   * runtime that fails to start is left for the first shell call to report. close() frees all of
+   * it, started or still starting.
+   */
+  prepare(): void
   /** Background shells of this session, live and exited. Empty when the shell toggle is off, and until the first shell call starts the shell runtime. */
   resources(): ShellResource[]
   /** Every line a shell's ring retains (oldest first), without counting as a read; null for an unknown id. */
@@ -484,6 +493,14 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     },
     call: call as Session['call'],
     setRoots,
+    prepare: () => {
+      if (!isShell || closed !== null || current.roots.length === 0) return
+      try {
+        shellOf(current).prepare()
+      } catch {
+        // The first shell call starts it again and reports what failed.
+      }
+    },
     resources: allResources,
     retainedLines: (id) => ownerOf(id).shell?.retainedLines(id) ?? null,
     screen: (id) => ownerOf(id).shell?.screen(id) ?? null,

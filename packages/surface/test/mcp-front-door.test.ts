@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { connectStdio, structured } from './helpers/mcp.ts'
-import { INITIALIZE, httpClient, jsonRpc, leftovers, nothingLeft, serveHttpProcess, serverCgroup, type ServedHttp } from './helpers/serve.ts'
+import { eventually } from './helpers/procs.ts'
+import { INITIALIZE, httpClient, jsonRpc, leftovers, nothingLeft, post, serveHttpProcess, serverCgroup, type ServedHttp } from './helpers/serve.ts'
 
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
@@ -90,18 +91,37 @@ describe('hands serve --http: the front door', () => {
     expect(leftovers(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
   }, 120_000)
 
-  it('starts no process for an accepted session until a tool needs one', async () => {
+  it("starts an accepted session's shell runtime once it is initialized, and one that never calls a tool leaves nothing when it ends", async () => {
     const s = await started()
     const c = await httpClient(s.url)
     cleanups.push(() => c.client.close())
-    expect(structured(await c.client.callTool({ name: 'file_exists', arguments: { paths: ['.'] } }))).toEqual({ paths: [{ path: '.', is_exists: true }] })
-    await c.client.listResources()
-    expect(leftovers(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
-    structured(await c.client.callTool({ name: 'shell_run', arguments: { commands: ['true'] } }))
+    // Ready before any tool call: its spool folder, cgroup, the reaper and the server's spawner.
+    const prepared = await eventually(() => {
+      const l = leftovers(s, s.cgroup)
+      return l.spools.length === 1 && l.processes.some((p) => p.cmd.includes('hands-confine --spawner'))
+    })
+    expect(prepared, JSON.stringify(leftovers(s, s.cgroup))).toBe(true)
     const l = leftovers(s, s.cgroup)
-    expect(l.spools).toHaveLength(1)
+    if (s.cgroup !== null) expect(l.cgroups).toHaveLength(1)
     expect(l.processes.map((p) => p.cmd).join('\n')).toContain('hands-reaper')
+    await c.client.listResources()
+    await c.transport.terminateSession()
+    expect(await nothingLeft(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
   }, 60_000)
+
+  it('leaves nothing of sessions ended while their shell runtime is still starting', async () => {
+    const s = await started()
+    // Each session ends right after its initialize is answered: its runtime has just been made and
+    // its spawner is starting (or, for a session whose DELETE came first, is never made).
+    for (let i = 0; i < 20; i++) {
+      const opened = await post(s.url, init)
+      const id = opened.headers.get('mcp-session-id') as string
+      expect(id).toBeTruthy()
+      const ended = await fetch(s.url, { method: 'DELETE', headers: { 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' } })
+      expect(ended.status).toBe(200)
+    }
+    expect(await nothingLeft(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
+  }, 120_000)
 
   it('refuses a foreign Origin with 403 before creating anything, and serves none, loopback and allowed ones', async () => {
     const s = await started(['--allow-host', 'hands.test'])

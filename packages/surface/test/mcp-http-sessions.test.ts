@@ -60,7 +60,7 @@ describe('hands serve --http: sessions that end', () => {
     expect(await eventually(() => abandoned.every((a) => !isAlive(a.pid)), 60_000)).toBe(true)
     // Only the session that kept talking holds anything now: its own cgroup, spool folder and
     // shell (the shell's first process and what runs in its cgroup), its ruleset keeper (named by
-    // its spool folder), and the server's one reaper.
+    // its spool folder), and the server's one reaper and one spawner.
     const inCgroup = (pid: number, name: string | undefined) => {
       try {
         return name !== undefined && readFileSync(`/proc/${pid}/cgroup`, 'latin1').includes(`/${name}/`)
@@ -71,7 +71,11 @@ describe('hands serve --http: sessions that end', () => {
     const itsOwn = (left: ReturnType<typeof leftovers>) =>
       left.processes.every(
         (p) =>
-          p.pid === keptShell.pid || inCgroup(p.pid, left.cgroups[0]) || p.cmd.includes(`hands-reaper hands-${s.pid}`) || p.cmd.includes(`/${left.spools[0]}/`),
+          p.pid === keptShell.pid ||
+          inCgroup(p.pid, left.cgroups[0]) ||
+          p.cmd.includes(`hands-reaper hands-${s.pid}`) ||
+          p.cmd.includes('hands-confine --spawner') ||
+          p.cmd.includes(`/${left.spools[0]}/`),
       )
     expect(
       await eventually(() => {

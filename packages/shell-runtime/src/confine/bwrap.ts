@@ -76,6 +76,7 @@ export function bwrapConfiner(input: {
     tmpDir: tmpInside,
     settleMs: 200,
     keeper: null,
+    spawnerFile: null,
     canLeaveCgroup: false,
     launch(job: JobSpec): Launch {
       const keep = job.keepFds.flatMap((fd) => ['--keep-fd', String(fd)])

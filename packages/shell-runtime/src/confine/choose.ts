@@ -33,6 +33,7 @@ export function offConfiner(input: { reason: string; helper: string | null; poli
     tmpDir: policy.tmpDir,
     settleMs: 0,
     keeper: null,
+    spawnerFile: null,
     canLeaveCgroup: true,
     launch(job: JobSpec): Launch {
       const env: Record<string, string> = { TMPDIR: policy.tmpDir }
@@ -93,16 +94,18 @@ function pick(input: {
   if (mode === 'off') {
     const built = helperPath(input.env)
     const helper = built === null || spoolDir === null ? built : installHelper(built, spoolDir)
-    return offConfiner({ reason: 'the host switched confinement off', helper, policy })
+    return { ...offConfiner({ reason: 'the host switched confinement off', helper, policy }), spawnerFile: built }
   }
   let found: Probe = probe({ env: input.env, bash: input.bash, isBwrapWanted: mode === 'bwrap' })
   const abi = found.landlockAbi
   const isLandlockEnough = abi > 0 && (policy.isNetwork || abi >= 4)
   if (mode === 'auto' && !isLandlockEnough) found = probe({ env: input.env, bash: input.bash, isBwrapWanted: true })
   const helper = found.helper === null ? null : spoolDir === null ? found.helper : installHelper(found.helper, spoolDir)
+  // The server's spawner runs the helper where it is installed, whichever session starts it (see Confiner.spawnerFile).
+  const spawnerFile = found.helper
   const gaps = selfGaps(policy)
-  const landlock = () =>
-    landlockConfiner({
+  const landlock = (): Confiner => ({
+    ...landlockConfiner({
       helper: helper as string,
       abi,
       seccomp: found.seccomp,
@@ -111,9 +114,13 @@ function pick(input: {
       cgroupMount: input.cgroupMount,
       spoolDir,
       gaps,
-    })
-  const bwrap = (why: string | null) =>
-    bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps, abi, seccomp: found.seccomp })
+    }),
+    spawnerFile,
+  })
+  const bwrap = (why: string | null): Confiner => ({
+    ...bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps, abi, seccomp: found.seccomp }),
+    spawnerFile,
+  })
   if (mode === 'landlock') {
     if (abi === 0) throw new Error(`confine: "landlock" was asked for, but ${found.landlockError}`)
     return landlock()
@@ -126,5 +133,5 @@ function pick(input: {
   if (found.bwrap !== null) return bwrap(abi === 0 ? `Landlock is unavailable: ${found.landlockError}` : `Landlock ABI ${abi} cannot cut the network`)
   if (abi > 0) return landlock()
   const why = [...new Set([found.landlockError, found.bwrapError])].join('; ')
-  return offConfiner({ reason: `no sandbox works here: ${why}`, helper, policy })
+  return { ...offConfiner({ reason: `no sandbox works here: ${why}`, helper, policy }), spawnerFile }
 }

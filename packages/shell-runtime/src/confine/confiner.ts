@@ -98,6 +98,11 @@ export interface Confiner {
   readonly unobservedWhy: string | null
   /** A process the session keeps running beside its jobs (Landlock's ruleset keeper), or null. */
   readonly keeper: { file: string; args: string[] } | null
+  /**
+   * The helper as installed, which the server's spawner runs (see holdSpawner): a session's copy
+   * would be gone while later sessions still use the spawner. Null when jobs start without it.
+   */
+  readonly spawnerFile: string | null
   /** The spawn of one job. */
   launch(job: JobSpec): Launch
 }

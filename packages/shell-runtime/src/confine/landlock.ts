@@ -93,6 +93,7 @@ export function landlockConfiner(input: {
     tmpDir: policy.tmpDir,
     settleMs: 0,
     keeper: stamp === null ? null : { file: helper, args: ['--keep', stamp, ...policyArgs] },
+    spawnerFile: null,
     canLeaveCgroup: input.cgroupMount !== null && policy.writable.some((w) => isUnder(w, input.cgroupMount as string)),
     launch(job: JobSpec): Launch {
       const tty = job.io === 'terminal' ? ['--own-tty'] : []

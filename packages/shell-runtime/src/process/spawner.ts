@@ -154,6 +154,11 @@ export class Spawner {
     return this.#isAlive && !this.#isDead
   }
 
+  /** True once the spawner is gone (or never started): it starts no more jobs. */
+  get isDead(): boolean {
+    return this.#isDead
+  }
+
   /**
    * Start `launch` with `env` and descriptors 0..n-1 as `stdio` says, in a new session, or return
    * null when the spawner cannot (the caller then spawns it itself).
@@ -293,5 +298,40 @@ export class Spawner {
   close(): void {
     this.#child.stdin?.destroy()
     if (!this.#isDead) this.#child.kill('SIGKILL')
+  }
+}
+
+/** A session's hold on the process's spawner (see holdSpawner). */
+export interface SpawnerHold {
+  readonly spawner: Spawner
+  /** The session is done with it (its jobs are stopped); the last hold released stops it. Idempotent. */
+  release(): void
+}
+
+/** The spawner the sessions of this process share, and how many hold it; null when none runs. */
+let shared: { spawner: Spawner; holds: number } | null = null
+
+/**
+ * Hold the process's spawner, started from `helper` when none runs (or the one that ran died).
+ * Every session of a server shares one: a request carries all of a job (program, arguments,
+ * environment, directory, descriptors; the helper it runs joins the job's cgroup and confines
+ * it), and the spawner keeps nothing of a session's between requests. So only the first session
+ * of a server pays for the spawner's start (a fork of the server), not each one. A session whose
+ * spawner died goes on without one (Node's spawn); one that holds it later starts a new one.
+ */
+export function holdSpawner(helper: string): SpawnerHold {
+  if (shared === null || shared.spawner.isDead) shared = { spawner: new Spawner(helper), holds: 0 }
+  const held = shared
+  held.holds++
+  let isReleased = false
+  return {
+    spawner: held.spawner,
+    release: () => {
+      if (isReleased) return
+      isReleased = true
+      if (--held.holds > 0) return
+      held.spawner.close()
+      if (shared === held) shared = null
+    },
   }
 }

@@ -81,6 +81,13 @@ export interface ShellRuntime {
   readonly tmpDir: string
   /** How commands are confined here (the mechanism `confine` chose, and what it cannot do). */
   readonly confinement: Confinement
+  /**
+   * Start now, in the background, what the first command would otherwise start on its way (the
+   * login environment, the spawner of piped jobs, the first job's cgroup, the ruleset keeper), so
+   * it finds them ready.
+   * close() stops them, started or still starting.
+   */
+  prepare(): void
   /** Stop every shell and foreground job and remove the session's files. Idempotent. */
   close(): Promise<void>
 }
@@ -126,6 +133,7 @@ export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
     spoolDir: session.spoolDir,
     tmpDir: session.tmpDir,
     confinement: { kind: session.confiner.kind, summary: [session.confiner.summary, ...(session.limits === null ? [] : [session.limits.summary])].join('\n') },
+    prepare: () => session.prepare(),
     close: () => session.close(),
   }
 }

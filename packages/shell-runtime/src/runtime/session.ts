@@ -12,7 +12,7 @@ import { pickAllowed } from '../env/allowlist.ts'
 import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-env.ts'
 import { PIPESTATUS_PIPE_FD, PRELUDE } from '../process/prelude.ts'
 import { runPiped, type PipedRun } from '../process/run-piped.ts'
-import { Spawner } from '../process/spawner.ts'
+import { holdSpawner, type Spawner, type SpawnerHold } from '../process/spawner.ts'
 import { GoneFiles } from '../output/gone-files.ts'
 import { SpoolBudget } from '../output/spool-budget.ts'
 import type { BackgroundShell } from '../shells/background-shell.ts'
@@ -30,6 +30,12 @@ import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from '
 const INLINE_SCRIPT_MAX = 64 * 1024
 /** How long after the session's first job is launched the ruleset keeper is started, if that job's run has not settled by then. */
 const KEEPER_AFTER_MS = 1000
+/**
+ * How long after prepare() the ruleset keeper is started, unless a foreground run settles first:
+ * long enough that a command sent right away does not share the CPU with the keeper's start,
+ * short enough that one sent as a model's calls come finds the ruleset built.
+ */
+const KEEPER_AFTER_PREPARE_MS = 100
 
 /** One background shell as the session lists it. */
 export interface ShellResource {
@@ -102,9 +108,9 @@ export class Session {
   #listeners = new Set<(resources: ShellResource[]) => void>()
   #closed: Promise<void> | null = null
   #seq = 0
-  /** The spawner of piped jobs, started with the first one; undefined until then. */
-  #spawner: Spawner | undefined
-  /** Armed by the first job's launch (see #startKeeper); null once the ruleset keeper was asked for. */
+  /** The session's hold on the spawner of piped jobs, taken with the first one (or by prepare()); undefined until then. */
+  #spawner: SpawnerHold | undefined
+  /** Armed by prepare() or the first job's launch (see #startKeeper); null once the ruleset keeper was asked for. */
   #keeperTimer: NodeJS.Timeout | null | undefined
 
   constructor(input: ShellRuntimeOptions) {
@@ -156,7 +162,7 @@ export class Session {
       cgroups: this.limits?.dirs ?? [],
     })
     this.#cancelExitHook = onHostExit(() => {
-      this.#spawner?.close()
+      this.#spawner?.spawner.close()
       this.keeper.killEverythingSync()
       this.#removeFiles()
     })
@@ -215,10 +221,7 @@ export class Session {
     const joins = this.limits?.join ?? []
     const effectsFile = this.effectsFile(seq)
     const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd, io, keepFds, joins, effectsFile })
-    if (this.#keeperTimer === undefined && this.confiner.keeper !== null) {
-      this.#keeperTimer = setTimeout(() => this.#startKeeper(), KEEPER_AFTER_MS)
-      this.#keeperTimer.unref()
-    }
+    this.#armKeeper(KEEPER_AFTER_MS)
     if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined || launch.env[CLOSE_FDS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
     return { launch, scriptFile }
   }
@@ -228,20 +231,45 @@ export class Session {
    * it off, or when the job has no relay reporting its end (the spawner is the helper itself).
    */
   spawner(launch: Launch): Spawner | null {
-    if (!this.options.isSpawner || launch.statusFd === null || !launch.hasRelay || this.#closed !== null) return null
-    this.#spawner ??= new Spawner(launch.file)
-    return this.#spawner
+    const file = this.confiner.spawnerFile
+    if (!this.options.isSpawner || file === null || launch.statusFd === null || !launch.hasRelay || this.#closed !== null) return null
+    this.#spawner ??= holdSpawner(file)
+    return this.#spawner.spawner
+  }
+
+  /**
+   * Start now, in the background, what the session's first command would start on its way: the
+   * login environment (when the host gave none), the spawner of piped jobs, the first job's
+   * cgroup and the ruleset keeper. A host calls it once it knows the session will be used (an MCP session once its
+   * roots are known), so the first command finds them ready or already starting. close() stops
+   * them as it stops them after a command, whether or not they have finished starting.
+   */
+  prepare(): void {
+    if (this.#closed !== null) return
+    // A failed capture is the first command's to report (it awaits the same promise).
+    this.loginEnv().catch(() => undefined)
+    const file = this.confiner.spawnerFile
+    if (this.options.isSpawner && file !== null) this.#spawner ??= holdSpawner(file)
+    if (this.keeper instanceof CgroupKeeper) this.keeper.prepare()
+    this.#armKeeper(KEEPER_AFTER_PREPARE_MS)
+  }
+
+  /** Start the ruleset keeper `ms` from now, unless it is armed or asked for already (see #startKeeper). */
+  #armKeeper(ms: number): void {
+    if (this.#keeperTimer !== undefined || this.confiner.keeper === null) return
+    this.#keeperTimer = setTimeout(() => this.#startKeeper(), ms)
+    this.#keeperTimer.unref()
   }
 
   /**
    * Have the reaper fork the ruleset keeper: once the session's first foreground run has settled,
-   * or KEEPER_AFTER_MS after its first job was launched if that run is still going. The first
-   * job builds its own ruleset either way (no keeper could have stamped one before it starts),
-   * so the keeper's fork, exec and build (~1–2 ms of CPU on a 2-core machine) are kept out of the
-   * first command's way, and a session that never runs a command starts none. Until the keeper
-   * has stamped its ruleset, jobs build their own; one that dies on its own is not started again
-   * until a new reaper is (the reaper was killed): meanwhile every job builds its own ruleset,
-   * slower but never weaker.
+   * or KEEPER_AFTER_MS after its first job was launched if that run is still going, or
+   * KEEPER_AFTER_PREPARE_MS after prepare(), whichever comes first. A first job started before
+   * then builds its own ruleset, so the keeper's fork, exec and build (~1–2 ms of CPU on a 2-core
+   * machine) are kept out of the first command's way, and a session that is neither prepared nor
+   * runs a command starts none. Until the keeper has stamped its ruleset, jobs build their own;
+   * one that dies on its own is not started again until a new reaper is (the reaper was killed):
+   * meanwhile every job builds its own ruleset, slower but never weaker.
    */
   #startKeeper(): void {
     if (this.#keeperTimer === null) return
@@ -424,7 +452,7 @@ export class Session {
     for (const run of this.#activeRuns) run.abort()
     await Promise.all(shells.map((s) => s.stop(grace).catch(() => undefined)))
     await Promise.allSettled([...this.#runsSettled])
-    this.#spawner?.close()
+    this.#spawner?.release()
     if (shells.length > 0) this.changed()
     this.keeper.close()
     const cgroupsLeft = removeLimitDirs(this.limits?.dirs ?? [])

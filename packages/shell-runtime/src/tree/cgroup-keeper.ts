@@ -125,14 +125,27 @@ export class CgroupKeeper implements TreeKeeper {
 
   create(): JobTree {
     const n = ++this.#next
-    let dir = this.#free.pop()
-    if (dir === undefined) {
-      dir = join(this.#session, `j${n}`)
-      mkdirSync(dir)
-      this.#isOomGroup ??= existsSync(join(dir, 'memory.oom.group'))
-      if (this.#isOomGroup) writeFileSync(join(dir, 'memory.oom.group'), '1')
-    }
+    const dir = this.#free.pop() ?? this.#jobCgroup(n)
     return new CgroupTree(dir, this.#hasKill, this.#isMarked ? `${this.#name}.${n}` : null, (d, isReusable) => this.#release(d, isReusable))
+  }
+
+  /** Make the first job's cgroup now, empty, in the pool (the session is about to be used); when that fails, the job makes its own. */
+  prepare(): void {
+    if (this.#next > 0 || this.#free.length > 0) return
+    try {
+      this.#free.push(this.#jobCgroup(++this.#next))
+    } catch {
+      // create() tries again, and reports what fails then.
+    }
+  }
+
+  /** A new, empty job cgroup `j<n>` of the session. */
+  #jobCgroup(n: number): string {
+    const dir = join(this.#session, `j${n}`)
+    mkdirSync(dir)
+    this.#isOomGroup ??= existsSync(join(dir, 'memory.oom.group'))
+    if (this.#isOomGroup) writeFileSync(join(dir, 'memory.oom.group'), '1')
+    return dir
   }
 
   #release(dir: string, isReusable: boolean): void {

@@ -105,9 +105,21 @@ export function leftovers(s: Pick<ServedHttp, 'pid' | 'tmp' | 'root'>, cgroupDir
   const cgroups = cgroupDir === null || !existsSync(cgroupDir) ? [] : readdirSync(cgroupDir).filter((n) => n.startsWith(`hands-${s.pid}-`))
   const spools = existsSync(s.tmp) ? readdirSync(s.tmp).filter((n) => n.startsWith('hands-shell-')) : []
   // The server's one reaper names the server's pid (`hands-reaper hands-<pid>`); its shells and keepers name its TMPDIR or root.
-  const all = [...processesMentioning(`hands-reaper hands-${s.pid}`), ...processesMentioning(s.tmp), ...processesMentioning(s.root)]
+  // The server's spawner, shared by its sessions and ended with the last of them, is its child running the helper's --spawner.
+  const spawners = processesMentioning('hands-confine --spawner').filter((p) => parentOf(p.pid) === s.pid)
+  const all = [...processesMentioning(`hands-reaper hands-${s.pid}`), ...processesMentioning(s.tmp), ...processesMentioning(s.root), ...spawners]
   const processes = [...new Map(all.filter((p) => p.pid !== s.pid).map((p) => [p.pid, p])).values()]
   return { cgroups, spools, processes }
+}
+
+/** The parent of process `pid`, or 0 when it is gone. */
+function parentOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  } catch {
+    return 0
+  }
 }
 
 /** The server's own cgroup directory, where its session cgroups are made. */
