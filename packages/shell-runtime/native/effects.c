@@ -280,14 +280,6 @@ static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs) {
   return n;
 }
 
-static void record_locked(long pid, __u32 arch, int nr, const u64 *args);
-
-void effects_record(long pid, __u32 arch, int nr, const u64 *args) {
-  lock();
-  record_locked(pid, arch, nr, args);
-  unlock();
-}
-
 static void record_locked(long pid, __u32 arch, int nr, const u64 *args) {
   if (out_fd < 0) return;
   const struct effect_call *call = effect_call(arch, nr);
@@ -316,6 +308,12 @@ static void record_locked(long pid, __u32 arch, int nr, const u64 *args) {
   /* Written before the rename happens: a host reading a running job's record (shell_logs) must never
      see the rename's effect on disk without it, or it would report a deletion and a creation. */
   flush_locked();
+}
+
+void effects_record(long pid, __u32 arch, int nr, const u64 *args) {
+  lock();
+  record_locked(pid, arch, nr, args);
+  unlock();
 }
 
 void effects_close(int is_observed) {

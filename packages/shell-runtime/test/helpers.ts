@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { checkResult, ToolError } from '@hands/contracts'
+import fc from 'fast-check'
 import { afterEach, expect } from 'vitest'
 import { createShellRuntime, describeConfinement, type ShellRuntime, type ShellRuntimeOptions } from '../src/index.ts'
 
@@ -162,3 +163,18 @@ export const MECHANISMS = (['landlock', 'bwrap'] as const).filter((m) => {
     return false
   }
 })
+
+/**
+ * Check `check` on 3,000 chunks of bytes drawn from `byte`, up to `maxLength` long, each starting
+ * at an offset of up to `maxOffset` into its buffer (so word-at-a-time scans meet every alignment).
+ */
+export function everyChunk(byte: fc.Arbitrary<number>, maxLength: number, maxOffset: number, check: (chunk: Buffer) => void): void {
+  fc.assert(
+    fc.property(fc.array(byte, { maxLength }), fc.integer({ min: 0, max: maxOffset }), (bytes, offset) => {
+      const pool = Buffer.alloc(offset + bytes.length)
+      pool.set(bytes, offset)
+      check(pool.subarray(offset))
+    }),
+    { numRuns: 3000 },
+  )
+}

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { MAX_BYTES, simdScanner, TAB_BIT } from '../src/screen/simd-scan.ts'
+import { everyChunk } from './helpers.ts'
 
 /** What the fast path must answer, byte by byte: null when a byte needs the closer look, else the line feeds and whether a tab was seen. */
 function reference(b: Uint8Array): { feeds: number[]; tab: boolean } | null {
@@ -35,15 +36,7 @@ describe('the SIMD plain-bytes scan', () => {
       { arbitrary: fc.constantFrom(0x07, 0x08, 0x09, 0x0a, 0x0d, 0x80, 0xa0, 0xc3, 0xe2, 0xff), weight: 4 },
       { arbitrary: fc.integer({ min: 0, max: 255 }), weight: 1 },
     )
-    fc.assert(
-      fc.property(fc.array(byte, { maxLength: 700 }), fc.integer({ min: 0, max: 15 }), (bytes, offset) => {
-        const pool = Buffer.alloc(offset + bytes.length)
-        pool.set(bytes, offset)
-        const chunk = pool.subarray(offset)
-        expect(answer(chunk)).toEqual(reference(chunk))
-      }),
-      { numRuns: 3000 },
-    )
+    everyChunk(byte, 700, 15, (chunk) => expect(answer(chunk)).toEqual(reference(chunk)))
   })
 
   it('finds each rare byte in every lane, and takes every allowed one', () => {
