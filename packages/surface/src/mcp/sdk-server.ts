@@ -69,6 +69,21 @@ class HandsServer extends Server {
 }
 
 /**
+ * Call `then` each time `server` has accepted an `initialize` (the client's capabilities are
+ * known then), before the answer goes out.
+ */
+export function afterInitialize(server: Server, then: () => void): void {
+  // The SDK keeps its handlers in this (TypeScript-private) map, as HandsServer relies on.
+  const handlers = (server as unknown as { _requestHandlers: Map<string, Handler> })._requestHandlers
+  const installed = handlers.get('initialize') as Handler
+  handlers.set('initialize', async (request, extra) => {
+    const answer = await installed(request, extra)
+    then()
+    return answer
+  })
+}
+
+/**
  * The SDK server hands serves on, with no handler yet: it needs only the MCP SDK, so it can
  * answer `initialize` before the tools (contracts, runtimes) have loaded.
  */

@@ -24,7 +24,7 @@ import { askToConfirm } from './confirm.ts'
 import { PROMPTS, getPrompt } from './prompts.ts'
 import { onePage, protocolError } from './protocol-error.ts'
 import { checkClientRoots } from './roots.ts'
-import { SERVER_NAME, newMcpServer } from './sdk-server.ts'
+import { SERVER_NAME, afterInitialize, newMcpServer } from './sdk-server.ts'
 
 export const SHELLS_URI = 'hands://shells'
 /** The URI template of one background shell's retained lines. */
@@ -151,11 +151,16 @@ export function attachSession(server: Server, options: SurfaceOptions = {}, serv
   const clientRoots = (): Promise<void> => rootsAsked ?? askRoots()
   /**
    * Once the roots are known, the session's shell runtime starts in the background (after what
-   * is being answered now has gone out), so the first shell call does not wait for it: once the
-   * client says it is initialized when it offers no roots (the session's are the host's), else
-   * once it has answered `roots/list`.
+   * is being answered now has gone out), so the first shell call does not wait for it: right
+   * after `initialize` when the client offers no roots (the session's are the host's), else once
+   * the client has answered `roots/list`. Not on `initialized`: a client sends its first call
+   * right behind that notification, and the start would then share the call's time (measured:
+   * the first call's server CPU 7.2 against 4.6 ms, `pnpm bench mcp`).
    */
   const prepare = () => setImmediate(() => session.prepare())
+  afterInitialize(server, () => {
+    if (server.getClientCapabilities()?.roots === undefined) prepare()
+  })
   const onInitialized = () => {
     void clientRoots().then(() => {
       if (session.roots.length === 0) tell('warning', NO_ROOT_NOTICE)
