@@ -1,1 +1,4 @@
-export { default } from '../../vitest.shared.ts'
+import shared from '../../vitest.shared.ts'
+
+// The tests that start `hands` run the built bin; test/global-setup.ts builds dist/ when src/ is newer.
+export default { ...shared, test: { ...shared.test, globalSetup: ['test/global-setup.ts'] } }

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { IPty } from 'node-pty'
 import { afterEach, describe, expect, it } from 'vitest'
+import { handsArgv } from './helpers/cli.ts'
 import { connectStdio, REPO, structured } from './helpers/mcp.ts'
 
 const ATTACK = join(import.meta.dirname, 'fixtures', 'attach-attack.py')
@@ -23,7 +24,8 @@ afterEach(async () => {
 /** `hands attach ARGS` under a real 200x50 terminal, its output drawn by a headless xterm. */
 function attachUnderPty(args: string[]) {
   const term = new Terminal({ cols: 200, rows: 50, allowProposedApi: true })
-  const p: IPty = pty.spawn('pnpm', ['--silent', '--dir', REPO, 'hands', 'attach', ...args], {
+  const [command, ...argv] = handsArgv(['attach', ...args])
+  const p: IPty = pty.spawn(command, argv, {
     name: 'xterm-256color',
     cols: 200,
     rows: 50,
@@ -247,24 +249,10 @@ describe('hands attach', () => {
       const dir = join(attachParent, 'attach')
       mkdirSync(dir, { mode: 0o700 })
       chownSync(dir, NOBODY, NOBODY)
-      const main = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
       const as = async (prefix: string[], args: string[]) => {
         const transport = new StdioClientTransport({
           command: 'setpriv',
-          args: [
-            ...prefix,
-            `--reuid=${NOBODY}`,
-            `--regid=${NOBODY}`,
-            '--clear-groups',
-            '--',
-            process.execPath,
-            '--conditions=hands-source',
-            '--import',
-            'tsx',
-            main,
-            'serve',
-            ...args,
-          ],
+          args: [...prefix, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', ...handsArgv(['serve', ...args])],
           cwd: REPO,
           env: { ...(process.env as Record<string, string>), HOME: attachParent },
           stderr: 'pipe',

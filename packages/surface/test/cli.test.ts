@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describeConfinement } from '@hands/shell-runtime'
 import { afterEach, describe, expect, it } from 'vitest'
+import { handsArgv } from './helpers/cli.ts'
 import { REPO } from './helpers/mcp.ts'
 import { tempRoot } from './helpers/tmp.ts'
 
@@ -11,8 +12,16 @@ afterEach(() => {
   while (cleanups.length > 0) cleanups.pop()?.()
 })
 
+/** `hands ARGS` run in `cwd`, as the installed bin runs. */
 function hands(args: string[], cwd = REPO, env: Record<string, string> = {}) {
-  const r = spawnSync('pnpm', ['--silent', '--dir', REPO, 'hands', ...args], { cwd, encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } })
+  const [command, ...argv] = handsArgv(args)
+  const r = spawnSync(command, argv, { cwd, encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+/** `pnpm hands ARGS` typed in `cwd`: the README's way to run the source from the repo (the script runs in the repo root). */
+function pnpmHands(args: string[], cwd: string) {
+  const r = spawnSync('pnpm', ['--silent', '--dir', REPO, 'hands', ...args], { cwd, encoding: 'utf8', timeout: 60_000 })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -52,12 +61,16 @@ describe('hands CLI', () => {
     expect(existsSync(join(root.dir, '..', 'escape'))).toBe(false)
   }, 60_000)
 
-  it('call defaults the root to the directory the command is run from', () => {
+  it('call defaults the root to the directory the command is run from, also through `pnpm hands` from the repo', () => {
     const root = tempRoot()
     cleanups.push(root.remove)
     const r = hands(['call', 'create_directory', '{"paths":["made-here"]}'], root.dir)
     expect(r.code).toBe(0)
     expect(existsSync(join(root.dir, 'made-here'))).toBe(true)
+    const viaPnpm = pnpmHands(['call', 'create_directory', '{"paths":["made-by-pnpm"]}'], root.dir)
+    expect(viaPnpm.code, viaPnpm.stderr).toBe(0)
+    expect(JSON.parse(viaPnpm.stdout)).toEqual({ paths: [{ path: 'made-by-pnpm', is_created: true }] })
+    expect(existsSync(join(root.dir, 'made-by-pnpm'))).toBe(true)
   }, 60_000)
 
   it('call exits 2 with a usage message for JSON that does not parse', () => {

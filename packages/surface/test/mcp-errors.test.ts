@@ -1,11 +1,9 @@
 import { spawn } from 'node:child_process'
-import { createRequire } from 'node:module'
-import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { connectAs, REPO } from './helpers/mcp.ts'
+import { handsArgv } from './helpers/cli.ts'
+import { connectAs } from './helpers/mcp.ts'
 import { eventually, isAlive } from './helpers/procs.ts'
 import { httpClient, serveHttpProcess } from './helpers/serve.ts'
 import { tempRoot } from './helpers/tmp.ts'
@@ -14,9 +12,6 @@ const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.()
 })
-
-const TSX = pathToFileURL(createRequire(join(REPO, 'package.json')).resolve('tsx')).href
-const MAIN = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
 
 interface Reply {
   id: unknown
@@ -27,7 +22,8 @@ interface Reply {
 /** `hands serve` over stdio driven line by line: what a client that is not an SDK sends. */
 function rawStdio() {
   const root = tempRoot()
-  const child = spawn(process.execPath, ['--conditions=hands-source', '--import', TSX, MAIN, 'serve', '--root', root.dir], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const [command, ...argv] = handsArgv(['serve', '--root', root.dir])
+  const child = spawn(command, argv, { stdio: ['pipe', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stdout.on('data', (d: Buffer) => {

@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from 'vitest'
 import { TOOL_NAMES } from '@hands/contracts'
 import { serveHttp, parseListen, isLoopback } from '@hands/surface'
+import { handsArgv } from './helpers/cli.ts'
 import { REPO, envelope, structured } from './helpers/mcp.ts'
 import { eventually, isAlive, processesMentioning } from './helpers/procs.ts'
 import { tempRoot } from './helpers/tmp.ts'
@@ -78,7 +79,8 @@ describe('hands serve over Streamable HTTP', () => {
   })
 
   it('`hands serve --http` refuses 0.0.0.0 without --allow-remote and exits non-zero', async () => {
-    const child = spawn('pnpm', ['--silent', 'hands', 'serve', '--http', '0.0.0.0:0'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
+    const [command, ...argv] = handsArgv(['serve', '--http', '0.0.0.0:0'])
+    const child = spawn(command, argv, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
     let stderr = ''
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))

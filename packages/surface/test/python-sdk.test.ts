@@ -1,12 +1,10 @@
 import { execFile, spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { REPO } from './helpers/mcp.ts'
+import { handsArgv } from './helpers/cli.ts'
 import { eventually, processesMentioning } from './helpers/procs.ts'
 import { tempRoot } from './helpers/tmp.ts'
 
@@ -16,8 +14,6 @@ const PYTHON_MCP = '2.3.0'
 const VENV = join(tmpdir(), `hands-python-mcp-${PYTHON_MCP}`)
 const PYTHON = join(VENV, 'bin', 'python')
 const SCRIPT = join(import.meta.dirname, 'fixtures', 'python-client.py')
-const TSX = pathToFileURL(createRequire(join(REPO, 'package.json')).resolve('tsx')).href
-const MAIN = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
 
 describe(`the Python MCP SDK ${PYTHON_MCP} client against hands serve over stdio, started in / without --root`, () => {
   const a = tempRoot()
@@ -40,7 +36,7 @@ describe(`the Python MCP SDK ${PYTHON_MCP} client against hands serve over stdio
 
   it('connects in auto mode (server/discover, then initialize), serves its roots and their change, and a cancelled call stops its command', async () => {
     const { INIT_CWD: _init, npm_lifecycle_event: _event, ...env } = process.env
-    const { stdout } = await run(PYTHON, [SCRIPT, a.dir, b.dir, '/', process.execPath, '--conditions=hands-source', '--import', TSX, MAIN, 'serve'], {
+    const { stdout } = await run(PYTHON, [SCRIPT, a.dir, b.dir, '/', ...handsArgv(['serve'])], {
       env,
       timeout: 120_000,
     })

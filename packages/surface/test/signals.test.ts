@@ -1,16 +1,15 @@
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { handsArgv } from './helpers/cli.ts'
 import { REPO } from './helpers/mcp.ts'
 import { eventually, isAlive, processesMentioning } from './helpers/procs.ts'
 import { tempRoot } from './helpers/tmp.ts'
 
-const MAIN = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
-
 /** Start the server process itself (no pnpm in between), so a signal reaches it directly. */
 function startServer(root: string) {
-  const child = spawn(process.execPath, ['--conditions=hands-source', '--import', 'tsx', MAIN, 'serve', '--root', root], {
+  const [command, ...argv] = handsArgv(['serve', '--root', root])
+  const child = spawn(command, argv, {
     cwd: REPO,
     stdio: ['pipe', 'pipe', 'pipe'],
   })

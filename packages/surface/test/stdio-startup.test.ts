@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
+import { handsArgv } from './helpers/cli.ts'
 import { REPO } from './helpers/mcp.ts'
 import { eventually, isAlive } from './helpers/procs.ts'
 import { tempRoot } from './helpers/tmp.ts'
@@ -21,7 +22,8 @@ describe('hands serve over stdio, start-up', () => {
   it('answers requests sent before the tools loaded, in order, even without the initialized notification', async () => {
     const root = tempRoot()
     cleanups.push(root.remove)
-    const child = spawn('pnpm', ['--silent', 'hands', 'serve', '--root', root.dir], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
+    const [command, ...argv] = handsArgv(['serve', '--root', root.dir])
+    const child = spawn(command, argv, { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
     cleanups.push(() => child.kill('SIGKILL'))
     let out = ''
     child.stdout.on('data', (d: Buffer) => {
@@ -49,7 +51,8 @@ describe('hands serve over stdio, start-up', () => {
   it('answers tools/list from the generated tool list without loading the tools, and loads them once the client has initialized', async () => {
     const root = tempRoot()
     cleanups.push(root.remove)
-    const child = spawn('pnpm', ['--silent', 'hands', 'serve', '--root', root.dir, '--no-shell'], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
+    const [command, ...argv] = handsArgv(['serve', '--root', root.dir, '--no-shell'])
+    const child = spawn(command, argv, { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
     cleanups.push(() => child.kill('SIGKILL'))
     let out = ''
     let err = ''
@@ -73,7 +76,8 @@ describe('hands serve over stdio, start-up', () => {
   }, 90_000)
 
   it('refuses a --root that is not a directory with exit 2 before the handshake, naming it', () => {
-    const r = spawnSync('pnpm', ['--silent', 'hands', 'serve', '--root', '/nonexistent/hands-root'], {
+    const [command, ...argv] = handsArgv(['serve', '--root', '/nonexistent/hands-root'])
+    const r = spawnSync(command, argv, {
       cwd: REPO,
       encoding: 'utf8',
       input: '',

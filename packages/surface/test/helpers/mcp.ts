@@ -1,14 +1,10 @@
-import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ListRootsRequestSchema, LoggingMessageNotificationSchema, type CallToolResult, type Root } from '@modelcontextprotocol/sdk/types.js'
+import { handsArgv } from './cli.ts'
 
 export const REPO = join(import.meta.dirname, '..', '..', '..', '..')
-const MAIN = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
-/** tsx's loader by absolute URL, so the server can start in any directory (`/` included). */
-const TSX = pathToFileURL(createRequire(join(REPO, 'package.json')).resolve('tsx')).href
 
 /** A client that offers roots: `setRoots` changes them and tells the server (roots/list_changed). */
 export interface RootsOffer {
@@ -17,7 +13,7 @@ export interface RootsOffer {
 
 /**
  * A real MCP client talking to `hands serve` over stdio, the server started as a desktop client
- * starts it: node itself (no pnpm), in `cwd`, without INIT_CWD. With `offer`, the client declares
+ * starts the installed bin: node itself (no pnpm), in `cwd`, without INIT_CWD. With `offer`, the client declares
  * the roots capability and answers roots/list with `offer.roots`. Every log notice it gets is kept.
  */
 export async function connectAs(
@@ -25,9 +21,10 @@ export async function connectAs(
   options: { cwd?: string; offer?: RootsOffer; env?: Record<string, string>; capabilities?: Record<string, unknown> } = {},
 ) {
   const { INIT_CWD: _init, npm_lifecycle_event: _event, ...env } = process.env as Record<string, string>
+  const [command, ...argv] = handsArgv(['serve', ...args])
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--conditions=hands-source', '--import', TSX, MAIN, 'serve', ...args],
+    command,
+    args: argv,
     cwd: options.cwd ?? REPO,
     env: { ...env, ...options.env },
     stderr: 'pipe',
@@ -58,11 +55,12 @@ export async function connectAs(
   }
 }
 
-/** A real MCP client talking to `pnpm hands serve` over stdio. */
+/** A real MCP client talking to `hands serve` over stdio, started from the repo root. */
 export async function connectStdio(args: string[], env: Record<string, string> = {}, capabilities: Record<string, unknown> = {}) {
+  const [command, ...argv] = handsArgv(['serve', ...args])
   const transport = new StdioClientTransport({
-    command: 'pnpm',
-    args: ['--silent', 'hands', 'serve', ...args],
+    command,
+    args: argv,
     cwd: REPO,
     env: { ...(process.env as Record<string, string>), ...env },
     stderr: 'pipe',

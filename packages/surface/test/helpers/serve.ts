@@ -3,11 +3,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { handsArgv } from './cli.ts'
 import { REPO } from './mcp.ts'
 import { eventually, processesMentioning } from './procs.ts'
 import { tempRoot } from './tmp.ts'
-
-export const MAIN = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
 
 /** A `hands serve --http` process of its own, with a private TMPDIR (so its spool folders can be counted). */
 export interface ServedHttp {
@@ -22,11 +21,12 @@ export interface ServedHttp {
   stop(): Promise<void>
 }
 
-/** Start the server process itself (node + tsx, no pnpm between) on a free loopback port. */
+/** Start the server process itself (the built bin on node, no pnpm between) on a free loopback port. */
 export async function serveHttpProcess(args: string[] = [], env: Record<string, string> = {}, listen = '127.0.0.1:0'): Promise<ServedHttp> {
   const root = tempRoot('hands-served-root-')
   const tmp = tempRoot('hands-served-tmp-')
-  const child = spawn(process.execPath, ['--conditions=hands-source', '--import', 'tsx', MAIN, 'serve', '--root', root.dir, '--http', listen, ...args], {
+  const [command, ...argv] = handsArgv(['serve', '--root', root.dir, '--http', listen, ...args])
+  const child = spawn(command, argv, {
     cwd: REPO,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...(process.env as Record<string, string>), TMPDIR: tmp.dir, ...env },
