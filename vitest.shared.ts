@@ -8,5 +8,8 @@ export default {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Two test files at a time per package (vitest's default here is one, a core less than the two
+    // there are): most of a file's time is waiting on the processes it starts, not CPU.
+    maxWorkers: 2,
   },
 }
