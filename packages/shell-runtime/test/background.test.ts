@@ -309,7 +309,8 @@ describe('shell_type', () => {
 describe('shell_stop', () => {
   // A double signal shows in only some stops (the two may merge): repeated so a regression shows.
   it('signals a trapping script once: its TERM trap runs exactly once', { repeats: 15 }, async () => {
-    const { rt, root } = makeRuntime({ stopGraceMs: 100 })
+    // The grace is what the trap has to run before SIGKILL: generous, for a machine busy with other work.
+    const { rt, root } = makeRuntime({ stopGraceMs: 1000 })
     const file = join(root, 'trapped')
     const b = await rt.shell_background({ commands: [`trap 'echo trapped >> ${file}' TERM; echo ready; while :; do sleep 0.05; done`] })
     await logsUntil(rt, b.id, (l) => l.includes('ready'))
