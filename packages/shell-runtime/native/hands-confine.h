@@ -229,4 +229,8 @@ struct fd_control {
 /* Serve job requests from Node (stdin), replying on Node's IPC channel `fd`; never returns. */
 __attribute__((noreturn)) void spawner(int fd);
 
+/* ---- tree.c: fs-runtime's tree removal --------------------------------------------------------- */
+/* Remove the entries named on stdin (NUL-ended) of the directory at `dirfd`; never returns. */
+__attribute__((noreturn)) void remove_tree(int dirfd);
+
 #endif

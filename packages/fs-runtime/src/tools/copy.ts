@@ -138,9 +138,9 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
         if (!isTargetOurs && errno(cause) === 'EEXIST') throw destinationExists(dest)
         throw cause
       }
-      if (target !== dest.name) await replaceEntry(destParent, target, destParent, dest.name)
+      if (target !== dest.name) await replaceEntry(destParent, target, destParent, dest.name, ctx.helper)
     } catch (cause) {
-      if (isTargetOurs) await removeAt(destParent, target).catch(() => undefined)
+      if (isTargetOurs) await removeAt(destParent, target, ctx.helper).catch(() => undefined)
       await removeCreatedDirs(createdParents)
       if (cause instanceof ToolError) {
         throw cause.is_preflight && isTargetOurs
