@@ -52,7 +52,7 @@ async function moveAcrossDevices(m: Move, name: string, isMade: boolean): Promis
         }
         const to = await openChild(m.destParent, name)
         try {
-          await copyTree(from.ref, to.ref, entries)
+          await copyTree(from.ref, to.ref, entries, m.helper)
         } finally {
           await to.close()
         }

@@ -1,8 +1,8 @@
 import { unlinkSync } from 'node:fs'
 import { errno } from '../util/fsio.ts'
-import { closeRef, entryAt, listSync, openChildSync, rmdirAt, verifySync, type DirRef } from '../sync/api.ts'
+import { entryAt, listSync, openChildSync, rmdirAt, verifySync, type DirRef } from '../sync/api.ts'
 import { CHUNK, Walk } from './pool.ts'
-import { removeByHelper } from './remove-native.ts'
+import { removeByHelper } from './native.ts'
 
 /** A directory being removed. */
 interface Doomed {

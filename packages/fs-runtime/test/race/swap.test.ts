@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { copyFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
 import { ToolError } from '@hands/contracts'
@@ -18,7 +18,7 @@ beforeEach(() => {
   w = makeWorld()
 })
 afterEach(() => {
-  configurePool({ workers: 2, sliceMs: 2, handOverMs: 2 })
+  configurePool({ workers: 2, sliceMs: 2, handOverMs: 2, copyByHelperMin: 256 })
   w.cleanup()
 })
 
@@ -57,8 +57,9 @@ async function underSwapping(
 ): Promise<number> {
   const work = join(w.root, 'work')
   const dir = join(w.root, swapped)
-  const aside = `${dir}.aside`
-  const link = `${dir}.link`
+  // Aside and link wait in work/, outside a tree under work/ that a round copies whole.
+  const aside = join(work, `${basename(dir)}.aside`)
+  const link = join(work, `${basename(dir)}.link`)
   const shared = new SharedArrayBuffer(8)
   const control = new Int32Array(shared)
   Atomics.store(control, 0, 1)
@@ -86,7 +87,7 @@ describe('race: a directory swapped for a symlink to outside while tools run', (
   it.each([
     ['tree work on the main thread', { workers: 0 }, 'here'],
     ['tree work on worker threads', { workers: 2, sliceMs: 0 }, 'workers'],
-    ['trees removed by the native helper', { workers: 0, handOverMs: 0 }, 'helpers'],
+    ['trees copied and removed by the native helper', { workers: 0, handOverMs: 0, copyByHelperMin: 0 }, 'helpers'],
   ] as const)(
     `never creates, changes or removes anything outside the roots (${ITERATIONS} iterations of copy, move, delete, create_directory; %s)`,
     async (_where, pool, doer) => {
@@ -154,11 +155,11 @@ describe('race: a directory swapped for a symlink to outside while tools run', (
   )
 
   it.each([
-    ['on the main thread', { workers: 0, handOverMs: 1000 }, 'here'],
-    ['on worker threads', { workers: 2, sliceMs: 0, handOverMs: 1000 }, 'workers'],
-    ['by the native helper', { workers: 0, handOverMs: 0 }, 'helpers'],
+    ['on the main thread', { workers: 0 }, 'here'],
+    ['on worker threads', { workers: 2, sliceMs: 0 }, 'workers'],
+    ['by the native helper', { workers: 0, handOverMs: 0, copyByHelperMin: 0 }, 'helpers'],
   ] as const)(
-    `a directory deep in a tree being deleted, swapped for a symlink to outside, is never followed (${ITERATIONS} deletes, removed %s)`,
+    `a directory deep in a tree being copied or deleted, swapped for a symlink to outside, is never followed (${ITERATIONS} copies and deletes, done %s)`,
     async (_where, pool, doer) => {
       if (doer === 'helpers' && NATIVE_HELPER === null) return console.info('race: no native helper built here; its case is left out')
       configurePool(pool)
@@ -167,22 +168,29 @@ describe('race: a directory swapped for a symlink to outside while tools run', (
       chunkCounts.helpers = 0
       const before = w.sentinel()
       const fs = w.with({ helper: doer === 'helpers' ? NATIVE_HELPER : null })
-      let deleted = 0
-      const layout = ['work/top/a', 'work/top/mid/x', 'work/top/mid/y/z', 'work/top/mid/w', 'work/top/b/c']
+      let done = 0
+      // `mid` holds the names the outside holds: a copy that followed the swapped-in link would
+      // find them there and read outside content in.
+      const layout = ['work/top/a', 'work/top/mid/secret', 'work/top/mid/dir/inner', 'work/top/mid/dir/sub/deep', 'work/top/b/c']
       const swaps = await underSwapping(
         layout,
         ITERATIONS,
         async (i) => {
-          const r = await fs.delete({ paths: ['work/top'] }).catch((e: unknown) => e)
-          if (!(r instanceof Error)) deleted++
-          else expect(r, String(r)).toBeInstanceOf(ToolError)
-          expect(w.sentinel(), `delete ${i} touched the outside`).toBe(before)
+          for (const call of [() => fs.copy({ src: 'work/top', dest: `work/copy-${i}` }), () => fs.delete({ paths: ['work/top'] })]) {
+            const r = await call().catch((e: unknown) => e)
+            if (!(r instanceof Error)) done++
+            else expect(r, String(r)).toBeInstanceOf(ToolError)
+          }
+          expect(w.sentinel(), `iteration ${i} touched the outside`).toBe(before)
+          // The copy is not under the swapped directory: it can be walked while the swapper runs.
+          const copy = join(w.root, `work/copy-${i}`)
+          if (existsSync(copy)) expect(leakedIn(copy), `iteration ${i} copied outside content in`).toEqual([])
         },
         'work/top/mid',
       )
       expect(w.sentinel()).toBe(before)
       expect(swaps).toBeGreaterThan(ITERATIONS)
-      expect(deleted).toBeGreaterThan(0)
+      expect(done).toBeGreaterThan(0)
       expect(chunkCounts[doer]).toBeGreaterThan(0)
     },
     120_000,
