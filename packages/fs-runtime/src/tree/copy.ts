@@ -4,7 +4,7 @@ import { fdPath } from '../handle/dir.ts'
 import { createLimiter } from '../util/limit.ts'
 import { entryAt, openChildSync, readUmask, realOf, type ChunkEntry, type DirRef } from '../sync/api.ts'
 import type { TreeEntry } from './list.ts'
-import { CHUNK, copyByHelper as helperCopies, Walk } from './pool.ts'
+import { CHUNK, treeHelpers, Walk } from './pool.ts'
 import { copyByHelper, countEntries } from './native.ts'
 import { copySparse, isSparse } from './sparse.ts'
 
@@ -85,7 +85,7 @@ interface Pair {
  * way with *at calls on descriptors (native.ts), at cp's cost per entry.
  */
 export async function copyTree(src: DirRef, dest: DirRef, entries: readonly TreeEntry[], helper: string | null = null): Promise<MadeLink[]> {
-  if (helper !== null && src.fd !== null && dest.fd !== null && countEntries(entries) >= helperCopies.min) {
+  if (helper !== null && src.fd !== null && dest.fd !== null && countEntries(entries) >= treeHelpers.copyMin) {
     const links = await copyByHelper(helper, src, dest, entries, changed)
     if (links !== null) return links
   }

@@ -6,7 +6,7 @@ import { getSystemErrorMap } from 'node:util'
 import { errno } from '../util/fsio.ts'
 import { closeRef, openChildSync, realOf, rmdirAt, selfAt, type DirRef } from '../sync/api.ts'
 import type { TreeEntry } from './list.ts'
-import { chunkCounts } from './pool.ts'
+import { chunkCounts, treeHelpers } from './pool.ts'
 
 /**
  * Tree work by the native helper (`hands-confine --remove-tree` / `--copy-tree`, built with
@@ -16,9 +16,6 @@ import { chunkCounts } from './pool.ts'
  * opened itself with O_NOFOLLOW from the pinned directories (the same guarantee) at their
  * cost. Several run side by side, each on a share of the top directory's entries.
  */
-
-/** Helper processes on one tree at most (and never more than the cores). */
-const MAX_HELPERS = 4
 
 /** A helper's outcome: done, failed with its report, or could not run here at all. */
 type Outcome = { ok: true } | { ok: false; report: string | null; error: Error | null }
@@ -98,7 +95,7 @@ async function runShares(helper: string, args: string[], dirs: DirRef[], inputs:
 
 /** `items` dealt into at most `k` non-empty shares: `heavy` ones in turn, the rest in runs. */
 function deal<T>(heavy: T[], light: T[]): T[][] {
-  const k = Math.max(1, Math.min(MAX_HELPERS, availableParallelism(), heavy.length + light.length))
+  const k = Math.max(1, Math.min(treeHelpers.max, availableParallelism(), heavy.length + light.length))
   const out: T[][] = Array.from({ length: k }, () => [])
   heavy.forEach((d, i) => (out[i % k] as T[]).push(d))
   const run = Math.ceil(light.length / k)

@@ -25,8 +25,11 @@ const ENGAGE_MS = 5
 const HAND_OVER_MS = 2
 /** HAND_OVER_MS, or as configurePool set it. */
 let handOverMs = HAND_OVER_MS
-/** A copy of at least this many entries goes to the native helper (native.ts), or as configurePool set it. */
-export const copyByHelper = { min: 256 }
+/**
+ * The native helper (native.ts): a copy of at least `copyMin` entries goes to it, with at most
+ * `max` helper processes on one tree (and never more than the cores); configurePool changes both.
+ */
+export const treeHelpers = { copyMin: 256, max: 4 }
 /** Workers are stopped after this long without work. */
 const IDLE_MS = 10_000
 /** Chunks posted to one worker at once, so it never waits on the main thread between two. */
@@ -68,11 +71,12 @@ function dismissIdle(): void {
  * the main thread; idle workers stop at once), `sliceMs` of main-thread work before the workers
  * are asked (0: none, every chunk goes to a worker), `handOverMs` of walking before a walk that
  * may hand over does (0: at once), `copyByHelperMin` entries of a tree for its copy to go to the
- * native helper (0: every tree).
+ * native helper (0: every tree), `helpers` processes at most on one tree.
  */
-export function configurePool(options: { workers?: number; sliceMs?: number; handOverMs?: number; copyByHelperMin?: number }): void {
+export function configurePool(options: { workers?: number; sliceMs?: number; handOverMs?: number; copyByHelperMin?: number; helpers?: number }): void {
   if (options.handOverMs !== undefined) handOverMs = options.handOverMs
-  if (options.copyByHelperMin !== undefined) copyByHelper.min = options.copyByHelperMin
+  if (options.copyByHelperMin !== undefined) treeHelpers.copyMin = options.copyByHelperMin
+  if (options.helpers !== undefined) treeHelpers.max = options.helpers
   if (options.workers !== undefined) {
     crewSize = options.workers
     dismissIdle()
