@@ -3,7 +3,7 @@ import { close, copyFile, fstat, lstat, open, symlink } from '../util/fsio.ts'
 import { fdPath } from '../handle/dir.ts'
 import { createLimiter } from '../util/limit.ts'
 import { entryAt, openChildSync, readUmask, realOf, type ChunkEntry, type DirRef } from '../sync/api.ts'
-import type { TreeEntry } from './list.ts'
+import { firstOther, type TreeEntry } from './list.ts'
 import { CHUNK, treeHelpers, Walk } from './pool.ts'
 import { copyByHelper, countEntries } from './native.ts'
 import { copySparse, isSparse } from './sparse.ts'
@@ -85,7 +85,8 @@ interface Pair {
  * way with *at calls on descriptors (native.ts), at cp's cost per entry.
  */
 export async function copyTree(src: DirRef, dest: DirRef, entries: readonly TreeEntry[], helper: string | null = null): Promise<MadeLink[]> {
-  if (helper !== null && src.fd !== null && dest.fd !== null && countEntries(entries) >= treeHelpers.copyMin) {
+  // A FIFO, socket or device (refused by the tools before they copy) is left to the walk, which never opens one.
+  if (helper !== null && src.fd !== null && dest.fd !== null && countEntries(entries) >= treeHelpers.copyMin && firstOther(entries) === undefined) {
     const links = await copyByHelper(helper, src, dest, entries, changed)
     if (links !== null) return links
   }
