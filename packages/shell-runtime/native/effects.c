@@ -203,8 +203,10 @@ static int parent_is_own(const char *path, size_t n) {
 static long read_string(long pid, u64 addr, char *out, size_t room) {
   size_t got = 0;
   while (got < room - 1) {
-    /* Up to the end of the page, so a read never crosses into an unmapped one. */
+    /* Up to the end of the page, so a read never crosses into an unmapped one; at first no more
+     * than most paths take. */
     size_t chunk = 4096 - ((addr + got) & 4095);
+    if (got == 0 && chunk > 256) chunk = 256;
     if (chunk > room - 1 - got) chunk = room - 1 - got;
     struct {
       void *base;
@@ -219,24 +221,50 @@ static long read_string(long pid, u64 addr, char *out, size_t room) {
   return -1;
 }
 
+/*
+ * /proc/TID of the threads that named relative paths lately, held open, so the base of the next is
+ * read with a lookup of one name ("cwd", "fd/N") instead of four. A /proc/TID directory stays bound
+ * to the thread it was opened for: once that thread is gone, a lookup in it fails even when its
+ * number is used again, and it is opened anew.
+ */
+#define PROC_DIRS 64
+static struct {
+  long tid;
+  int fd;
+} proc_dirs[PROC_DIRS];
+
+/* The open /proc/TID of `tid` (opened anew with `is_fresh`), or -errno. */
+static int proc_dir(long tid, int is_fresh) {
+  int at = (int)(tid % PROC_DIRS);
+  if (!is_fresh && proc_dirs[at].fd > 0 && proc_dirs[at].tid == tid) return proc_dirs[at].fd;
+  if (proc_dirs[at].fd > 0) sys(__NR_close, proc_dirs[at].fd, 0, 0);
+  char path[64];
+  proc_path(path, tid, "");
+  int fd = (int)sys(__NR_openat, AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  proc_dirs[at].tid = tid, proc_dirs[at].fd = fd > 0 ? fd : 0;
+  return fd;
+}
+
 /* The directory a relative path of `pid` starts from: its working directory, or `dirfd`. */
 static long base_dir(long pid, long dirfd, char *out, size_t room) {
-  char link[64];
-  if (dirfd == -100 /* AT_FDCWD */ || dirfd < 0) {
-    proc_path(link, pid, "cwd");
-  } else {
-    char leaf[24] = "fd/";
+  char leaf[24] = "cwd";
+  if (dirfd != -100 /* AT_FDCWD */ && dirfd >= 0) {
     size_t at = 3;
     char d[12];
     int i = 0;
     long v = dirfd;
+    leaf[0] = 'f', leaf[1] = 'd', leaf[2] = '/';
     do d[i++] = (char)('0' + v % 10), v /= 10;
     while (v > 0);
     while (i > 0) leaf[at++] = d[--i];
     leaf[at] = 0;
-    proc_path(link, pid, leaf);
   }
-  long n = sys6(__NR_readlinkat, AT_FDCWD, (long)link, (long)out, (long)room - 1, 0, 0);
+  long n = -2;
+  for (int is_fresh = 0; is_fresh < 2 && (n == -2 /* ENOENT */ || n == -3 /* ESRCH */); is_fresh++) {
+    int dir = proc_dir(pid, is_fresh);
+    if (dir < 0) return -1;
+    n = sys6(__NR_readlinkat, dir, (long)leaf, (long)out, (long)room - 1, 0, 0);
+  }
   if (n <= 0) return -1;
   out[n] = 0;
   return n;
