@@ -58,15 +58,15 @@ try {
     report('  ratio observed / changes off (medians)', `${(median(tOn) / median(tOff)).toFixed(2)}x`)
   }
 
-  // 2. 20,000 small files made by one command, observed against off, rounds interleaved, on disk
-  // (the tmpdir) and on tmpfs (/dev/shm, where no disk hides the per-call price): in a directory the
+  // 2. 20,000 small files made by one command, observed against off, rounds interleaved, on tmpfs
+  // (/dev/shm, where no disk hides the per-call price) and on disk (the tmpdir): in a directory the
   // command makes first (the relay records its files as new without looking), and in one that stood
   // before it (each file looked at). The files are removed by a second command of the same call,
   // timed apart.
   const python = (dir: string) => `python3 -c "import os\nfor i in range(20000):\n  open(os.path.join('${dir}', str(i)), 'w').write('x')"`
   for (const [where, base] of [
-    ['disk', tmpdir()],
     ['tmpfs', '/dev/shm'],
+    ['disk', tmpdir()],
   ] as const) {
     const root = realpathSync(mkdtempSync(join(base, 'hands-bench-effects-burst-')))
     const on = createShellRuntime({ roots: [root] })
