@@ -3,7 +3,12 @@
  * - copy one 512 MiB file vs `cp`
  * - copy a 1 GiB sparse file (all hole) and a 256 MiB one with data islands vs `cp`
  * - copy a tree of 10,000 × 1 KiB files vs `cp -r`, and delete it vs `rm -rf`, on the temp
- *   dir's disk and again on tmpfs (/dev/shm) when there is one (no disk: hands' own cost)
+ *   dir's disk and again on tmpfs (/dev/shm) when there is one (no disk: hands' own cost); the
+ *   runtime is given the native helper, as the server gives it, so deletes go through it
+ *   (`BENCH_NO_HELPER=1`: the worker-thread walk alone). Every copy round runs before the first
+ *   delete: ext4 skips inodes freed within the last minute when it allocates
+ *   (recently_deleted(), a third of cp's CPU in `perf` after a delete round), so copies made
+ *   right after deletes measure the allocator's scan, whichever tool copies
  * - file_exists on 1,000 paths, as paths per second
  * Each pair is timed in rounds (≥ 5) that alternate which goes first, with `sync` (untimed)
  * before every timed step so writeback of one step does not land in the next. Every figure is
@@ -31,6 +36,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { createFsRuntime } from '@hands/fs-runtime'
+import { helperPath } from '@hands/shell-runtime'
 import { inTurn, median, spread, timed } from './timings.ts'
 
 const BIG_MIB = Number(process.env['BENCH_BIG_MIB'] ?? 512)
@@ -90,13 +96,15 @@ async function treeRows(dir: string, fs: ReturnType<typeof createFsRuntime>, whe
     }
   }
   const copy = row(`copy a tree of ${TREE_DIRS * TREE_FILES_PER_DIR} × ${SMALL_BYTES} B files vs cp -r, ${where}`, 1.1)
-  const del = row(`delete that tree vs rm -rf, ${where}`, 1.1)
+  const del = row(`delete that tree vs rm -rf, ${where}${isHelper ? '' : ' (no native helper)'}`, 1.1)
   for (let r = 0; r < ROUNDS_TREE; r++) {
-    const ours = () => synced(() => fs.copy({ src: 'tree', dest: 'tree-ours' }), copy.oursCpu).then((t) => copy.ours.push(t))
-    const system = () => synced(() => sh('cp', '-r', join(dir, 'tree'), join(dir, 'tree-sys')), copy.systemCpu).then((t) => copy.system.push(t))
-    const oursDel = () => synced(() => fs.delete({ paths: ['tree-ours'] }), del.oursCpu).then((t) => del.ours.push(t))
-    const systemDel = () => synced(() => sh('rm', '-rf', join(dir, 'tree-sys')), del.systemCpu).then((t) => del.system.push(t))
+    const ours = () => synced(() => fs.copy({ src: 'tree', dest: `tree-ours-${r}` }), copy.oursCpu).then((t) => copy.ours.push(t))
+    const system = () => synced(() => sh('cp', '-r', join(dir, 'tree'), join(dir, `tree-sys-${r}`)), copy.systemCpu).then((t) => copy.system.push(t))
     await inTurn(r, [system, ours])
+  }
+  for (let r = 0; r < ROUNDS_TREE; r++) {
+    const oursDel = () => synced(() => fs.delete({ paths: [`tree-ours-${r}`] }), del.oursCpu).then((t) => del.ours.push(t))
+    const systemDel = () => synced(() => sh('rm', '-rf', join(dir, `tree-sys-${r}`)), del.systemCpu).then((t) => del.system.push(t))
     await inTurn(r, [systemDel, oursDel])
   }
   rows.push(copy, del)
@@ -161,11 +169,8 @@ function tmpfsBase(): string | null {
   return dir
 }
 
-const base = realpathSync(mkdtempSync(join(tmpdir(), 'hands-fs-bench-')))
-const fs = createFsRuntime({ roots: [base] })
-
-try {
-  // --- one big file ---------------------------------------------------------------------
+/** One big file vs cp, then the sparse files. */
+async function fileRows(): Promise<void> {
   const chunk = Buffer.alloc(1024 * 1024)
   const fd = openSync(join(base, 'big'), 'w')
   for (let i = 0; i < BIG_MIB; i++) {
@@ -195,13 +200,23 @@ try {
     Array.from({ length: 64 }, (_, i) => i * 4 * 1024 * 1024 + 12345),
     null,
   )
+}
+
+const helper = process.env['BENCH_NO_HELPER'] ? null : helperPath()
+const isHelper = helper !== null
+const base = realpathSync(mkdtempSync(join(tmpdir(), 'hands-fs-bench-')))
+const fs = createFsRuntime({ roots: [base], helper })
+
+try {
+  // --- one big file and sparse files (BENCH_FS_TREES_ONLY=1 leaves them out) -----------------
+  if (!process.env['BENCH_FS_TREES_ONLY']) await fileRows()
 
   // --- trees, on disk then on tmpfs -----------------------------------------------------------
   await treeRows(base, fs, 'disk')
   const shm = tmpfsBase()
   if (shm !== null) {
     try {
-      await treeRows(shm, createFsRuntime({ roots: [shm] }), 'tmpfs')
+      await treeRows(shm, createFsRuntime({ roots: [shm], helper }), 'tmpfs')
     } finally {
       rmSync(shm, { recursive: true, force: true })
     }

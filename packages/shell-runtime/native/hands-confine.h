@@ -233,4 +233,10 @@ struct fd_control {
 /* Serve job requests from Node (stdin), replying on Node's IPC channel `fd`; never returns. */
 __attribute__((noreturn)) void spawner(int fd);
 
+/* ---- tree.c: fs-runtime's tree work ------------------------------------------------------------ */
+/* Remove the entries named on stdin (NUL-ended) of the directory at `dirfd`; never returns. */
+__attribute__((noreturn)) void remove_tree(int dirfd);
+/* Copy the entries listed on stdin from the directory at `src` into the one at `dest`; never returns. */
+__attribute__((noreturn)) void copy_tree(int src, int dest);
+
 #endif

@@ -42,7 +42,8 @@
  * keeper (landlock.c). `--peer` describes the peer of the UNIX socket on stdin, `--tcp-peer SERVER
  * CLIENT` the process on the client end of a loopback TCP connection (peer.c). `--spawner FD` runs as
  * a session's starter of piped jobs (spawner.c): it forks and execs the helper for each job Node
- * asks for on stdin, so starting a job does not fork the server.
+ * asks for on stdin, so starting a job does not fork the server. `--remove-tree FD` and `--copy-tree
+ * SRC DEST` remove and copy trees by descriptor for fs-runtime's delete, copy and move (tree.c).
  *
  * Freestanding (no libc): it is exec'd before every command, and a static glibc's start-up alone
  * costs more than everything this program does. Linux x86-64 and arm64.
@@ -219,7 +220,9 @@ __attribute__((noreturn)) static void usage(const char *why) {
       "[--effects FILE] [--no-supervisor] [--drop-caps] [--seccomp-basic] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
       "[--scope] [--own-tty] [--ruleset-from STAMP]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n"
       "       hands-confine --keep STAMP POLICY...\n"
-      "       hands-confine --spawner FD\n");
+      "       hands-confine --spawner FD\n"
+      "       hands-confine --remove-tree FD  < NUL-ended names\n"
+      "       hands-confine --copy-tree SRC DEST  < NUL-ended listing\n");
   flush(2);
   quit(125);
 }
@@ -297,6 +300,18 @@ __attribute__((used, noreturn)) void start(long *sp) {
       unsigned long long fd;
       if (!parse_u64(&p, &fd) || *p || fd > 1024) usage("--spawner takes the descriptor of Node's IPC channel");
       spawner((int)fd);
+    }
+    else if (eq(a, "--remove-tree")) {
+      const char *p = has_value ? argv[i + 1] : "";
+      unsigned long long fd;
+      if (!parse_u64(&p, &fd) || *p || fd > 1 << 20) usage("--remove-tree takes the descriptor of the directory whose entries (named on stdin) it removes");
+      remove_tree((int)fd);
+    }
+    else if (eq(a, "--copy-tree")) {
+      const char *p = i + 2 < argc ? argv[i + 1] : "", *q = i + 2 < argc ? argv[i + 2] : "";
+      unsigned long long src, dest;
+      if (!parse_u64(&p, &src) || *p || !parse_u64(&q, &dest) || *q || src > 1 << 20 || dest > 1 << 20) usage("--copy-tree takes the descriptors of the source and destination directories");
+      copy_tree((int)src, (int)dest);
     }
     else if (eq(a, "--landlock")) is_landlock = 1;
     else if (eq(a, "--seccomp")) is_seccomp = 1;

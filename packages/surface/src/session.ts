@@ -22,6 +22,7 @@ import {
   createShellRuntime,
   describeConfinement,
   freeId,
+  helperPath,
   pickLimits,
   programName,
   type Confinement,
@@ -279,7 +280,13 @@ export function createSurface(options: SurfaceOptions = {}): Session {
     const fs =
       roots.length === 0
         ? null
-        : createFsRuntime({ roots: [...roots], ...(options.gates ? { gates: options.gates } : {}), ...(options.confirm ? { confirm: options.confirm } : {}) })
+        : createFsRuntime({
+            roots: [...roots],
+            ...(options.gates ? { gates: options.gates } : {}),
+            ...(options.confirm ? { confirm: options.confirm } : {}),
+            // Large trees are removed through the hands helper (unlinkat on descriptors) where it is built.
+            helper: helperPath(),
+          })
     return { roots: fs?.roots ?? [], fs, shell: null, calls: 0, confinement: undefined }
   }
   const confinementOf = (g: Generation): Confinement | null => {

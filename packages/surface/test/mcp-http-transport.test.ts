@@ -1,6 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { serveHttp, type HttpServeOptions } from '@hands/surface'
@@ -278,6 +280,71 @@ describe('hands serve --http: how answers travel', () => {
     expect(await eventually(() => !running.sessions().includes(id), 15_000)).toBe(true)
     expect(await eventually(() => processesMentioning(root).length === 0), JSON.stringify(processesMentioning(root))).toBe(true)
   }, 40_000)
+
+  it('takes the roots of an SDK client at once, though it opens its GET stream only after the server asked for them', async () => {
+    const host = tempRoot()
+    cleanups.push(host.remove)
+    const offered = join(host.dir, 'client-root')
+    mkdirSync(offered)
+    // Only in the client's root: found by a relative path only where that root is the workspace.
+    writeFileSync(join(offered, 'marker'), '')
+    const running = await serveHttp({ host: '127.0.0.1', port: 0 }, { roots: [host.dir] })
+    cleanups.push(() => running.close())
+    const client = new Client({ name: 'hands-roots-test', version: '0.0.0' }, { capabilities: { roots: { listChanged: true } } })
+    let asked = 0
+    client.setRequestHandler(ListRootsRequestSchema, () => {
+      asked++
+      return { roots: [{ uri: pathToFileURL(offered).href }] }
+    })
+    const started = performance.now()
+    await client.connect(new StreamableHTTPClientTransport(new URL(running.url)))
+    cleanups.push(() => client.close())
+    const result = structured(await client.callTool({ name: 'file_exists', arguments: { paths: ['marker'] } }))
+    // The first call ran in the client's root, not after the 10 s the server waits for an answer.
+    expect(asked).toBe(1)
+    expect(result).toEqual({ paths: [{ path: 'marker', is_exists: true }] })
+    expect(performance.now() - started).toBeLessThan(8000)
+  })
+
+  it('asks a client without a GET stream for its roots on the stream of its first call', async () => {
+    const host = tempRoot()
+    cleanups.push(host.remove)
+    const offered = join(host.dir, 'client-root')
+    mkdirSync(offered)
+    // Only in the client's root: found by a relative path only where that root is the workspace.
+    writeFileSync(join(offered, 'marker'), '')
+    const running = await serveHttp({ host: '127.0.0.1', port: 0 }, { roots: [host.dir] })
+    cleanups.push(() => running.close())
+    const id = await rawSession(running.url, { roots: {} })
+    const res = await onSession(running.url, id, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'file_exists', arguments: { paths: ['marker'] } },
+    })
+    expect(res.headers.get('content-type')).toBe('text/event-stream')
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    const decoder = new TextDecoder()
+    let text = ''
+    const next = async (what: string) => {
+      while (!text.includes(what)) {
+        const chunk = await reader.read()
+        if (chunk.done) throw new Error(`the stream ended before ${what}: ${text}`)
+        text += decoder.decode(chunk.value)
+      }
+    }
+    await next('roots/list')
+    const ask = jsonRpc(text) as { id: number; method?: string }
+    expect(ask.method).toBe('roots/list')
+    const answered = await post(
+      running.url,
+      JSON.stringify({ jsonrpc: '2.0', id: ask.id, result: { roots: [{ uri: pathToFileURL(offered).href }] } }),
+      sessionHeaders(id),
+    )
+    expect(answered.status).toBe(202)
+    await next('"id":7')
+    expect(text).toContain('"path":"marker","is_exists":true')
+  })
 
   it('asks for a confirmation on the stream of the call that asks, so a client without a GET stream gets it', async () => {
     const { running, root } = await recorded()

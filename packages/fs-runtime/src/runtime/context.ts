@@ -41,4 +41,6 @@ export interface Context {
   roots: readonly string[]
   gates: readonly PathGate[] | undefined
   confirm: ConfirmHook | undefined
+  /** The native helper large trees are removed through (FsRuntimeOptions.helper), or null. */
+  helper: string | null
 }

@@ -27,6 +27,12 @@ export interface FsRuntimeOptions {
   gates?: readonly PathGate[]
   /** Consulted before a delete, and before a copy or move replaces an existing dest; may decline. */
   confirm?: ConfirmHook
+  /**
+   * The path of the hands native helper, `hands-confine` of @hands/shell-runtime (its
+   * `helperPath()`): a large tree is then removed through it, with unlinkat on descriptors, at
+   * about rm's cost per entry. Without it, trees are removed by the worker-thread walk.
+   */
+  helper?: string | null
 }
 
 /** The five filesystem tools, one method per tool, named as the tool. */
@@ -46,7 +52,7 @@ export interface FsRuntime {
  */
 export function createFsRuntime(options: FsRuntimeOptions): FsRuntime {
   const roots = Object.freeze(realRootsSync(options.roots))
-  const ctx: Context = { roots, gates: options.gates, confirm: options.confirm }
+  const ctx: Context = { roots, gates: options.gates, confirm: options.confirm, helper: options.helper ?? null }
   return {
     roots,
     copy: (input) => copyPath(ctx, input),

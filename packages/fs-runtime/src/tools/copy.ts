@@ -124,9 +124,15 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
     let isTargetOurs = false
     try {
       try {
-        const links = await writeCopy(src, destParent, target, () => {
-          isTargetOurs = true
-        })
+        const links = await writeCopy(
+          src,
+          destParent,
+          target,
+          () => {
+            isTargetOurs = true
+          },
+          ctx.helper,
+        )
         // A symlink inside a copied tree can resolve differently through other copied
         // symlinks than it could be judged before they existed: check each one as placed.
         const top = joinReal(dest.parent, target)
@@ -138,9 +144,9 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
         if (!isTargetOurs && errno(cause) === 'EEXIST') throw destinationExists(dest)
         throw cause
       }
-      if (target !== dest.name) await replaceEntry(destParent, target, destParent, dest.name)
+      if (target !== dest.name) await replaceEntry(destParent, target, destParent, dest.name, ctx.helper)
     } catch (cause) {
-      if (isTargetOurs) await removeAt(destParent, target).catch(() => undefined)
+      if (isTargetOurs) await removeAt(destParent, target, ctx.helper).catch(() => undefined)
       await removeCreatedDirs(createdParents)
       if (cause instanceof ToolError) {
         throw cause.is_preflight && isTargetOurs
@@ -164,7 +170,7 @@ export async function copyPath(ctx: Context, input: CopyInput): Promise<CopyResu
  * exists (so a failure knows to remove it). Returns the symlinks made inside a copied tree,
  * which get checked.
  */
-async function writeCopy(src: Source, dest: DirHandle, name: string, mark: () => void): Promise<MadeLink[]> {
+async function writeCopy(src: Source, dest: DirHandle, name: string, mark: () => void, helper: string | null): Promise<MadeLink[]> {
   if (src.kind !== 'dir') {
     try {
       if (src.kind === 'file') await copyFileBetween(src.handle.ref, src.r.name, dest.ref, name)
@@ -181,7 +187,7 @@ async function writeCopy(src: Source, dest: DirHandle, name: string, mark: () =>
   mark()
   const top = await openChild(dest, name)
   try {
-    return await copyTree(src.handle.ref, top.ref, src.entries)
+    return await copyTree(src.handle.ref, top.ref, src.entries, helper)
   } finally {
     await top.close()
   }

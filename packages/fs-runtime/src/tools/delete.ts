@@ -47,7 +47,7 @@ async function plan(ctx: Context, r: Resolved | null, given: string): Promise<Pl
 }
 
 /** Remove one checked path; false when it was already gone. */
-async function removeOne(r: Resolved, preflight: boolean): Promise<boolean> {
+async function removeOne(r: Resolved, preflight: boolean, helper: string | null): Promise<boolean> {
   const before = r.stats
   if (before === null) return false
   const parent = await pinDir(r.parent, r, preflight)
@@ -61,7 +61,7 @@ async function removeOne(r: Resolved, preflight: boolean): Promise<boolean> {
     }
     if (!sameObject(before, now)) throw changedUnderfoot(r, `${r.real} was replaced by another file`, preflight)
     try {
-      if (now.isDirectory()) await removeTree(parent.ref, r.name)
+      if (now.isDirectory()) await removeTree(parent.ref, r.name, helper)
       else await unlink(parent.at(r.name))
     } catch (cause) {
       if (errno(cause) === 'ENOENT' && !now.isDirectory()) return false
@@ -104,7 +104,7 @@ export async function deletePaths(ctx: Context, input: DeleteInput): Promise<Del
       continue
     }
     try {
-      const isDeleted = await removeOne(r, removed.length === 0)
+      const isDeleted = await removeOne(r, removed.length === 0, ctx.helper)
       if (isDeleted) removed.push(r.real)
       out.push({ path: p.given, is_deleted: isDeleted })
     } catch (cause) {

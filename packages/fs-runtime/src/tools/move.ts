@@ -22,6 +22,8 @@ interface Move {
   kind: 'file' | 'dir' | 'link' | 'other'
   srcParent: DirHandle
   destParent: DirHandle
+  /** The native helper trees are removed through (Context.helper). */
+  helper: string | null
 }
 
 /**
@@ -50,7 +52,7 @@ async function moveAcrossDevices(m: Move, name: string, isMade: boolean): Promis
         }
         const to = await openChild(m.destParent, name)
         try {
-          await copyTree(from.ref, to.ref, entries)
+          await copyTree(from.ref, to.ref, entries, m.helper)
         } finally {
           await to.close()
         }
@@ -59,12 +61,12 @@ async function moveAcrossDevices(m: Move, name: string, isMade: boolean): Promis
       }
     } else throw notCopyable(m.src, m.src.real)
   } catch (cause) {
-    if (isOurs) await removeAt(m.destParent, name).catch(() => undefined)
+    if (isOurs) await removeAt(m.destParent, name, m.helper).catch(() => undefined)
     if (cause instanceof ToolError) throw cause
     throw ioError(m.src, cause, { preflight: false, state: 'Moving across filesystems, the copy failed and was removed; src is as it was.' })
   }
   try {
-    if (m.kind === 'dir') await removeTree(m.srcParent.ref, m.src.name)
+    if (m.kind === 'dir') await removeTree(m.srcParent.ref, m.src.name, m.helper)
     else await unlink(m.srcParent.at(m.src.name))
   } catch (cause) {
     throw ioError(m.src, cause, { preflight: false, state: `The copy at ${m.dest.real} is complete, but src could not be fully removed.` })
@@ -116,12 +118,12 @@ async function moveToNew(m: Move): Promise<void> {
 /** Replace an existing dest (the host confirmed) with the source. */
 async function moveOver(m: Move): Promise<void> {
   try {
-    await replaceEntry(m.srcParent, m.src.name, m.destParent, m.dest.name)
+    await replaceEntry(m.srcParent, m.src.name, m.destParent, m.dest.name, m.helper)
   } catch (cause) {
     if (errno(cause) !== 'EXDEV') throw cause
     const aside = tempName(m.dest.name, 'move')
     await moveAcrossDevices(m, aside, false)
-    await replaceEntry(m.destParent, aside, m.destParent, m.dest.name)
+    await replaceEntry(m.destParent, aside, m.destParent, m.dest.name, m.helper)
   }
 }
 
@@ -186,7 +188,7 @@ export async function movePath(ctx: Context, input: MoveInput): Promise<MoveResu
     const made = await openDestParent(dest)
     destParent = made.dir
     createdParents.push(...made.created)
-    const m: Move = { src, dest, kind, srcParent, destParent }
+    const m: Move = { src, dest, kind, srcParent, destParent, helper: ctx.helper }
     try {
       if (dest.stats === null) await moveToNew(m)
       else await moveOver(m)

@@ -3,8 +3,9 @@ import { close, copyFile, fstat, lstat, open, symlink } from '../util/fsio.ts'
 import { fdPath } from '../handle/dir.ts'
 import { createLimiter } from '../util/limit.ts'
 import { entryAt, openChildSync, readUmask, realOf, type ChunkEntry, type DirRef } from '../sync/api.ts'
-import type { TreeEntry } from './list.ts'
-import { CHUNK, Walk } from './pool.ts'
+import { firstOther, type TreeEntry } from './list.ts'
+import { CHUNK, treeHelpers, Walk } from './pool.ts'
+import { copyByHelper, countEntries } from './native.ts'
 import { copySparse, isSparse } from './sparse.ts'
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, COPYFILE_EXCL, COPYFILE_FICLONE } = constants
@@ -79,8 +80,16 @@ interface Pair {
  * through its pinned parent). Every creation is exclusive. Files and symlinks go in chunks to
  * the tree pool (pool.ts); files over SMALL_FILE and sparse ones come back and take
  * copyFileBetween. Resolves to every symlink created, for the check after the copy.
+ *
+ * With the native `helper` and a tree of at least 256 entries, the helpers copy it the same
+ * way with *at calls on descriptors (native.ts), at cp's cost per entry.
  */
-export async function copyTree(src: DirRef, dest: DirRef, entries: readonly TreeEntry[]): Promise<MadeLink[]> {
+export async function copyTree(src: DirRef, dest: DirRef, entries: readonly TreeEntry[], helper: string | null = null): Promise<MadeLink[]> {
+  // A FIFO, socket or device (refused by the tools before they copy) is left to the walk, which never opens one.
+  if (helper !== null && src.fd !== null && dest.fd !== null && countEntries(entries) >= treeHelpers.copyMin && firstOther(entries) === undefined) {
+    const links = await copyByHelper(helper, src, dest, entries, changed)
+    if (links !== null) return links
+  }
   const walk = new Walk()
   const links: MadeLink[] = []
   const umask = readUmask()

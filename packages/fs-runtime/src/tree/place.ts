@@ -3,8 +3,8 @@ import type { DirHandle } from '../handle/dir.ts'
 import { tempName } from '../runtime/guard.ts'
 import { removeTree } from './remove.ts'
 
-/** Remove whatever is at `name` in `dir` (a directory whole); nothing there is fine. */
-export async function removeAt(dir: DirHandle, name: string): Promise<void> {
+/** Remove whatever is at `name` in `dir` (a directory whole, through `helper` when given: remove.ts); nothing there is fine. */
+export async function removeAt(dir: DirHandle, name: string, helper: string | null): Promise<void> {
   let st
   try {
     st = await lstat(dir.at(name))
@@ -12,7 +12,7 @@ export async function removeAt(dir: DirHandle, name: string): Promise<void> {
     if (errno(cause) === 'ENOENT') return
     throw cause
   }
-  if (st.isDirectory()) await removeTree(dir.ref, name)
+  if (st.isDirectory()) await removeTree(dir.ref, name, helper)
   else
     await unlink(dir.at(name)).catch((cause) => {
       if (errno(cause) !== 'ENOENT') throw cause
@@ -26,7 +26,7 @@ export async function removeAt(dir: DirHandle, name: string): Promise<void> {
  * the new one renamed in, and the old one removed; if the rename in fails, the old entry is
  * put back and the error rethrown.
  */
-export async function replaceEntry(from: DirHandle, fromName: string, dir: DirHandle, destName: string): Promise<void> {
+export async function replaceEntry(from: DirHandle, fromName: string, dir: DirHandle, destName: string, helper: string | null): Promise<void> {
   const [fresh, old] = await Promise.all([lstat(from.at(fromName)), lstat(dir.at(destName)).catch(() => null)])
   if (old === null || (!fresh.isDirectory() && !old.isDirectory())) {
     await rename(from.at(fromName), dir.at(destName))
@@ -40,5 +40,5 @@ export async function replaceEntry(from: DirHandle, fromName: string, dir: DirHa
     await rename(dir.at(aside), dir.at(destName)).catch(() => undefined)
     throw cause
   }
-  await removeAt(dir, aside)
+  await removeAt(dir, aside, helper)
 }

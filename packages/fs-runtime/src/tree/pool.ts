@@ -21,6 +21,15 @@ const SLICE_MS = 2
 let sliceMs = SLICE_MS
 /** A walk still going after this long asks for the workers (they take ~30 ms to start). */
 const ENGAGE_MS = 5
+/** A walk that may hand over (remove.ts) does so when still going after this long: a helper starts in ~2 ms. */
+const HAND_OVER_MS = 2
+/** HAND_OVER_MS, or as configurePool set it. */
+let handOverMs = HAND_OVER_MS
+/**
+ * The native helper (native.ts): a copy of at least `copyMin` entries goes to it, with at most
+ * `max` helper processes on one tree (and never more than the cores); configurePool changes both.
+ */
+export const treeHelpers = { copyMin: 256, max: 4 }
 /** Workers are stopped after this long without work. */
 const IDLE_MS = 10_000
 /** Chunks posted to one worker at once, so it never waits on the main thread between two. */
@@ -60,9 +69,14 @@ function dismissIdle(): void {
 /**
  * Change how the pool works (tests and benchmarks): `workers` threads at most (0: everything on
  * the main thread; idle workers stop at once), `sliceMs` of main-thread work before the workers
- * are asked (0: none, every chunk goes to a worker).
+ * are asked (0: none, every chunk goes to a worker), `handOverMs` of walking before a walk that
+ * may hand over does (0: at once), `copyByHelperMin` entries of a tree for its copy to go to the
+ * native helper (0: every tree), `helpers` processes at most on one tree.
  */
-export function configurePool(options: { workers?: number; sliceMs?: number }): void {
+export function configurePool(options: { workers?: number; sliceMs?: number; handOverMs?: number; copyByHelperMin?: number; helpers?: number }): void {
+  if (options.handOverMs !== undefined) handOverMs = options.handOverMs
+  if (options.copyByHelperMin !== undefined) treeHelpers.copyMin = options.copyByHelperMin
+  if (options.helpers !== undefined) treeHelpers.max = options.helpers
   if (options.workers !== undefined) {
     crewSize = options.workers
     dismissIdle()
@@ -70,8 +84,8 @@ export function configurePool(options: { workers?: number; sliceMs?: number }): 
   if (options.sliceMs !== undefined) sliceMs = options.sliceMs
 }
 
-/** Chunks run so far on the main thread and on worker threads (tests check which did the work). */
-export const chunkCounts = { here: 0, workers: 0 }
+/** Chunks run so far on the main thread and on worker threads, and native helpers started (tests check which did the work). */
+export const chunkCounts = { here: 0, workers: 0, helpers: 0 }
 
 function runHere(task: Task): void {
   chunkCounts.here++
@@ -215,10 +229,22 @@ function isQueueFull(): boolean {
  */
 export class Walk {
   readonly #abort = new SharedArrayBuffer(4)
+  /** Stop where it is once it outlasts ENGAGE_MS, instead of asking for the workers. */
+  readonly #isHandingOver: boolean
+  #isHandedOver = false
   readonly #steps: Array<() => void> = []
   readonly #inflight = new Set<Promise<void>>()
   readonly #open = new Set<DirRef>()
   #failure: { error: unknown } | null = null
+
+  /**
+   * With `handOver`, a walk that outlasts HAND_OVER_MS (configurePool) stops there (no further step; chunks in
+   * flight stop at their next entry) and `run` resolves true: the caller finishes the work
+   * another way (remove.ts hands a large tree to the native helper).
+   */
+  constructor(options: { handOver?: boolean } = {}) {
+    this.#isHandingOver = options.handOver === true
+  }
 
   get isFailed(): boolean {
     return this.#failure !== null
@@ -296,19 +322,22 @@ export class Walk {
     }
   }
 
-  /** Run the steps and wait for every chunk; rethrow the first failure. */
-  async run(): Promise<void> {
-    const engageAt = performance.now() + ENGAGE_MS
+  /** Run the steps and wait for every chunk; rethrow the first failure. True when the walk was handed over. */
+  async run(): Promise<boolean> {
+    const engageAt = performance.now() + (this.#isHandingOver ? handOverMs : ENGAGE_MS)
     let isEngaged = false
     try {
       let sliceEnd = performance.now() + SLICE_MS
       for (;;) {
         if (!isEngaged && performance.now() > engageAt) {
           isEngaged = true
-          startCrew()
+          if (this.#isHandingOver) {
+            this.#isHandedOver = true
+            Atomics.store(new Int32Array(this.#abort), 0, 1)
+          } else startCrew()
         }
-        // A failed walk takes no further step; it only waits for what is in flight.
-        if (this.isFailed) this.#steps.length = 0
+        // A failed or handed-over walk takes no further step; it only waits for what is in flight.
+        if (this.isFailed || this.#isHandedOver) this.#steps.length = 0
         if (this.#steps.length === 0 && this.#inflight.size === 0) break
         // With nothing of its own in flight a walk goes on, whatever other walks have queued.
         if (this.#steps.length > 0 && (!isQueueFull() || this.#inflight.size === 0)) {
@@ -326,5 +355,6 @@ export class Walk {
       for (const ref of [...this.#open]) this.close(ref)
     }
     if (this.#failure !== null) throw this.#failure.error
+    return this.#isHandedOver
   }
 }

@@ -2,6 +2,7 @@ import { unlinkSync } from 'node:fs'
 import { errno } from '../util/fsio.ts'
 import { entryAt, listSync, openChildSync, rmdirAt, verifySync, type DirRef } from '../sync/api.ts'
 import { CHUNK, Walk } from './pool.ts'
+import { removeByHelper } from './native.ts'
 
 /** A directory being removed. */
 interface Doomed {
@@ -23,9 +24,19 @@ interface Doomed {
  * removed by name. Something else found at a name (a symlink swapped in) is unlinked itself,
  * never followed. A directory that refills while being emptied is emptied again, a few times
  * at most; an entry already gone is fine.
+ *
+ * With the native `helper` (hands-confine) and a pinned `dir`, a tree the walk has not removed
+ * within a few milliseconds is handed to the helper, which removes the rest the same way with
+ * unlinkat on descriptors (remove-native.ts): a third of the CPU per entry.
  */
-export async function removeTree(dir: DirRef, name: string): Promise<void> {
-  const walk = new Walk()
+export async function removeTree(dir: DirRef, name: string, helper: string | null = null): Promise<void> {
+  const isHandedOver = await walkRemove(dir, name, helper !== null && dir.fd !== null)
+  if (isHandedOver && !(await removeByHelper(helper as string, dir, name))) await walkRemove(dir, name, false)
+}
+
+/** The walk of removeTree; true when it stopped early to hand the tree over (`handOver`). */
+async function walkRemove(dir: DirRef, name: string, handOver: boolean): Promise<boolean> {
+  const walk = new Walk({ handOver })
   const gone = (d: Doomed) => {
     if (d.up !== null) release(d.up)
   }
@@ -98,5 +109,5 @@ export async function removeTree(dir: DirRef, name: string): Promise<void> {
     release(d)
   }
   walk.push(() => empty({ parent: dir, name, up: null, ref: null, holds: 0, attempts: 3 }))
-  await walk.run()
+  return await walk.run()
 }

@@ -19,7 +19,7 @@ export interface World {
   /** Hash of the sentinel trees outside the roots. */
   sentinel(): string
   cleanup(): void
-  /** A runtime over the same roots with other options. */
+  /** A runtime over the same roots with these options added to the world's. */
   with(options: Omit<FsRuntimeOptions, 'roots'>): FsRuntime
 }
 
@@ -44,7 +44,7 @@ export function makeWorld(options: Omit<FsRuntimeOptions, 'roots'> = {}): World 
     fs: createFsRuntime({ roots: [root, root2], ...options }),
     sentinel,
     cleanup: temp.cleanup,
-    with: (more) => createFsRuntime({ roots: [root, root2], ...more }),
+    with: (more) => createFsRuntime({ roots: [root, root2], ...options, ...more }),
   }
 }
 

@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { copyFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Worker } from 'node:worker_threads'
 import { ToolError } from '@hands/contracts'
@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { resolveInside } from '../../src/index.ts'
 import { chunkCounts, configurePool } from '../../src/tree/pool.ts'
 import { makeTree } from '../helpers/tree.ts'
+import { NATIVE_HELPER } from '../helpers/native.ts'
 import { makeWorld, type World } from '../helpers/world.ts'
 
 const ITERATIONS = 150
@@ -17,7 +18,7 @@ beforeEach(() => {
   w = makeWorld()
 })
 afterEach(() => {
-  configurePool({ workers: 2, sliceMs: 2 })
+  configurePool({ workers: 2, sliceMs: 2, handOverMs: 2, copyByHelperMin: 256 })
   w.cleanup()
 })
 
@@ -44,15 +45,21 @@ function leakedIn(dir: string): string[] {
 }
 
 /**
- * Run `round(i)` for each iteration while a worker thread swaps ROOT/work/sub for a symlink
- * to the sentinel tree outside, and back, as fast as it can. Before each round the swapper is
- * paused and the tree rebuilt. Returns the number of swaps done.
+ * Run `round(i)` for each iteration while a worker thread swaps ROOT/`swapped` (work/sub unless
+ * given) for a symlink to the sentinel tree outside, and back, as fast as it can. Before each
+ * round the swapper is paused and the tree rebuilt. Returns the number of swaps done.
  */
-async function underSwapping(layout: readonly string[], iterations: number, round: (i: number) => Promise<boolean | void>): Promise<number> {
+async function underSwapping(
+  layout: readonly string[],
+  iterations: number,
+  round: (i: number) => Promise<boolean | void>,
+  swapped = 'work/sub',
+): Promise<number> {
   const work = join(w.root, 'work')
-  const dir = join(work, 'sub')
-  const aside = join(work, 'sub.aside')
-  const link = join(work, 'sub.link')
+  const dir = join(w.root, swapped)
+  // Aside and link wait in work/, outside a tree under work/ that a round copies whole.
+  const aside = join(work, `${basename(dir)}.aside`)
+  const link = join(work, `${basename(dir)}.link`)
   const shared = new SharedArrayBuffer(8)
   const control = new Int32Array(shared)
   Atomics.store(control, 0, 1)
@@ -80,12 +87,15 @@ describe('race: a directory swapped for a symlink to outside while tools run', (
   it.each([
     ['tree work on the main thread', { workers: 0 }, 'here'],
     ['tree work on worker threads', { workers: 2, sliceMs: 0 }, 'workers'],
+    ['trees copied and removed by the native helper', { workers: 0, handOverMs: 0, copyByHelperMin: 0 }, 'helpers'],
   ] as const)(
     `never creates, changes or removes anything outside the roots (${ITERATIONS} iterations of copy, move, delete, create_directory; %s)`,
     async (_where, pool, doer) => {
+      if (doer === 'helpers' && NATIVE_HELPER === null) return console.info('race: no native helper built here; its case is left out')
       configurePool(pool)
       chunkCounts.here = 0
       chunkCounts.workers = 0
+      chunkCounts.helpers = 0
       makeTree(w.out, [OUTSIDE_SPARSE])
       const before = w.sentinel()
       const codes = new Map<string, number>()
@@ -102,7 +112,7 @@ describe('race: a directory swapped for a symlink to outside while tools run', (
         'work/src-dir/b/c',
       ]
       const swaps = await underSwapping(layout, ITERATIONS, async (i) => {
-        const fs = w.fs
+        const fs = doer === 'helpers' ? w.with({ helper: NATIVE_HELPER }) : w.fs
         const calls = [
           fs.copy({ src: 'work/sub', dest: `work/copy-${i}` }),
           fs.copy({ src: 'work/sub/d', dest: `work/copy-d-${i}` }),
@@ -137,8 +147,51 @@ describe('race: a directory swapped for a symlink to outside while tools run', (
       expect([...codes.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
       // The tree work ran where this case says.
       expect(chunkCounts[doer]).toBeGreaterThan(0)
-      expect(chunkCounts[doer === 'here' ? 'workers' : 'here']).toBe(0)
+      if (doer !== 'helpers') expect(chunkCounts[doer === 'here' ? 'workers' : 'here']).toBe(0)
+      else expect(chunkCounts.workers).toBe(0)
       console.info(`race: ${ITERATIONS} iterations x 13 calls, ${swaps} swaps, ${done} calls done, refusals ${JSON.stringify(Object.fromEntries(codes))}`)
+    },
+    120_000,
+  )
+
+  it.each([
+    ['on the main thread', { workers: 0 }, 'here'],
+    ['on worker threads', { workers: 2, sliceMs: 0 }, 'workers'],
+    ['by the native helper', { workers: 0, handOverMs: 0, copyByHelperMin: 0 }, 'helpers'],
+  ] as const)(
+    `a directory deep in a tree being copied or deleted, swapped for a symlink to outside, is never followed (${ITERATIONS} copies and deletes, done %s)`,
+    async (_where, pool, doer) => {
+      if (doer === 'helpers' && NATIVE_HELPER === null) return console.info('race: no native helper built here; its case is left out')
+      configurePool(pool)
+      chunkCounts.here = 0
+      chunkCounts.workers = 0
+      chunkCounts.helpers = 0
+      const before = w.sentinel()
+      const fs = w.with({ helper: doer === 'helpers' ? NATIVE_HELPER : null })
+      let done = 0
+      // `mid` holds the names the outside holds: a copy that followed the swapped-in link would
+      // find them there and read outside content in.
+      const layout = ['work/top/a', 'work/top/mid/secret', 'work/top/mid/dir/inner', 'work/top/mid/dir/sub/deep', 'work/top/b/c']
+      const swaps = await underSwapping(
+        layout,
+        ITERATIONS,
+        async (i) => {
+          for (const call of [() => fs.copy({ src: 'work/top', dest: `work/copy-${i}` }), () => fs.delete({ paths: ['work/top'] })]) {
+            const r = await call().catch((e: unknown) => e)
+            if (!(r instanceof Error)) done++
+            else expect(r, String(r)).toBeInstanceOf(ToolError)
+          }
+          expect(w.sentinel(), `iteration ${i} touched the outside`).toBe(before)
+          // The copy is not under the swapped directory: it can be walked while the swapper runs.
+          const copy = join(w.root, `work/copy-${i}`)
+          if (existsSync(copy)) expect(leakedIn(copy), `iteration ${i} copied outside content in`).toEqual([])
+        },
+        'work/top/mid',
+      )
+      expect(w.sentinel()).toBe(before)
+      expect(swaps).toBeGreaterThan(ITERATIONS)
+      expect(done).toBeGreaterThan(0)
+      expect(chunkCounts[doer]).toBeGreaterThan(0)
     },
     120_000,
   )

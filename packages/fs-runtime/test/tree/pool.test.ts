@@ -6,6 +6,7 @@ import { ToolError } from '@hands/contracts'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { setPinning } from '../../src/handle/dir.ts'
 import { chunkCounts, configurePool } from '../../src/tree/pool.ts'
+import { NATIVE_HELPER } from '../helpers/native.ts'
 import { hashTree, listTree, present } from '../helpers/tree.ts'
 import { makeWorld, type World } from '../helpers/world.ts'
 
@@ -19,7 +20,7 @@ beforeEach(() => {
   w = makeWorld()
 })
 afterEach(() => {
-  configurePool({ workers: 2, sliceMs: 2 })
+  configurePool({ workers: 2, sliceMs: 2, handOverMs: 2, copyByHelperMin: 256 })
   setPinning(true)
   w.cleanup()
 })
@@ -72,16 +73,29 @@ function describeTree(top: string): Record<string, string> {
 describe.each([
   ['on worker threads', { workers: 2, sliceMs: 0 }, 'workers'],
   ['on the main thread', { workers: 0 }, 'here'],
-] as const)('tree pool %s', (_where, pool, doer) => {
-  beforeEach(() => {
+  ['by the native helper', { workers: 0, handOverMs: 0, copyByHelperMin: 0 }, 'helpers'],
+] as const)('tree work %s', (_where, pool, doer) => {
+  /** Set by a test that turns pinning off: path handles go to no helper. */
+  let isUnpinned = false
+  beforeEach((ctx) => {
+    isUnpinned = false
+    if (doer === 'helpers') {
+      if (NATIVE_HELPER === null) return ctx.skip()
+      w.cleanup()
+      w = makeWorld({ helper: NATIVE_HELPER })
+    }
     configurePool(pool)
     chunkCounts.here = 0
     chunkCounts.workers = 0
+    chunkCounts.helpers = 0
   })
-  // Each test's tree work went where this block says.
-  afterEach(() => {
-    expect(chunkCounts[doer]).toBeGreaterThan(0)
-    expect(chunkCounts[doer === 'here' ? 'workers' : 'here']).toBe(0)
+  // Each test's tree work went where this block says (with path handles there is no helper).
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === 'skip') return
+    if (doer === 'helpers' && isUnpinned) expect(chunkCounts.helpers).toBe(0)
+    else expect(chunkCounts[doer]).toBeGreaterThan(0)
+    if (doer !== 'helpers') expect(chunkCounts[doer === 'here' ? 'workers' : 'here']).toBe(0)
+    expect(chunkCounts.workers).toBe(doer === 'workers' ? chunkCounts.workers : 0)
   })
 
   it('copies a tree of 3,000 files entry for entry (content, modes, links) and deletes it, leaving no descriptor open', async () => {
@@ -98,6 +112,7 @@ describe.each([
   it('copies and deletes such a tree through path handles too (no /proc pinning)', async () => {
     bigTree(join(w.root, 'src'))
     setPinning(false)
+    isUnpinned = true
     await w.fs.copy({ src: 'src', dest: 'dest' })
     expect(describeTree(join(w.root, 'dest'))).toEqual(describeTree(join(w.root, 'src')))
     await w.fs.delete({ paths: ['dest', 'src'] })

@@ -9,6 +9,8 @@ const HEADERS_AFTER_MS = 1000
 const KEEP_ALIVE_MS = 15_000
 /** The most messages one POST may carry (a JSON-RPC batch, which protocol versions before 2025-06-18 allow). */
 const MAX_BATCH = 100
+/** Messages sent outside any request kept while the session has no GET stream; older ones are dropped. */
+const UNSENT_MAX = 100
 
 /** The Streamable HTTP transport's codes: a server error, and a session that is not (or no longer) open. */
 export const SERVER_ERROR = -32000
@@ -104,8 +106,11 @@ export interface HttpTransportOptions {
  * `application/json` body (which a client reads without an event-stream parser); anything more
  * (a progress or log notification, an elicitation request, a batch) makes it an SSE stream, each
  * message an event, ended with the last response. A POST answer silent for a second gets its
- * SSE headers then. The GET stream carries what the server sends outside any request. DELETE
- * ends the session. Messages for a stream whose client left are dropped.
+ * SSE headers then. The GET stream carries what the server sends outside any request; sent
+ * while none is open, it waits for one (the last UNSENT_MAX messages), and a request among it (the
+ * session asks for the client's roots as soon as it is initialized, before a client opens its GET
+ * stream) goes out on the next POST that carries requests, so a client without a GET stream is
+ * asked too. DELETE ends the session. Messages for a stream whose client left are dropped.
  */
 export class HttpTransport implements Transport {
   sessionId?: string
@@ -119,6 +124,8 @@ export class HttpTransport implements Transport {
   /** Every stream still open, so closing the session ends them all. */
   readonly #streams = new Set<Stream>()
   #standalone: Stream | null = null
+  /** What the server sent outside any request while no GET stream was open, oldest first. */
+  readonly #unsent: JSONRPCMessage[] = []
   #isClosed = false
 
   constructor(options: HttpTransportOptions) {
@@ -171,6 +178,15 @@ export class HttpTransport implements Transport {
     for (const id of stream.pending) this.#byRequest.set(id, stream)
     stream.timer = setTimeout(() => this.#startSse(stream), HEADERS_AFTER_MS)
     stream.timer.unref()
+    // Requests of the server still waiting for a GET stream go out here (the client answers by POST).
+    const asks = this.#unsent.filter(isRequest)
+    if (asks.length > 0) {
+      this.#startSse(stream)
+      for (const m of asks) {
+        this.#unsent.splice(this.#unsent.indexOf(m), 1)
+        res.write(event(m))
+      }
+    }
     for (const m of messages) {
       this.#cancelled(m)
       this.onmessage?.(m, extra)
@@ -186,6 +202,7 @@ export class HttpTransport implements Transport {
     }
     this.#standalone = this.#open(res, new Set())
     this.#startSse(this.#standalone)
+    for (const m of this.#unsent.splice(0)) res.write(event(m))
   }
 
   #open(res: ServerResponse, pending: Set<RequestId>): Stream {
@@ -238,8 +255,9 @@ export class HttpTransport implements Transport {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const id = isResponse(message) ? message.id : options?.relatedRequestId
     if (id === undefined) {
-      // Sent outside any request: the GET stream carries it, or nothing does.
+      // Sent outside any request: the GET stream carries it, or it waits for one.
       if (this.#standalone !== null && isOpen(this.#standalone.res)) this.#standalone.res.write(event(message))
+      else if (!this.#isClosed && this.#unsent.push(message) > UNSENT_MAX) this.#unsent.shift()
       return
     }
     const stream = this.#byRequest.get(id)
