@@ -137,8 +137,12 @@ long install_filter(int is_supervised, unsigned flags);
 /* A call that changes the filesystem: its number, and where its arguments are (see seccomp.c). */
 struct effect_call {
   int nr;
-  signed char path, dirfd, path2, dirfd2, flags;
+  signed char path, dirfd, path2, dirfd2, flags, kind;
 };
+/* What the relay tells apart among those calls (effects.c): a mkdir may mark the directory it makes
+ * as the job's own; a rename, rmdir or symlink (and an unlinkat that removes a directory) can make
+ * a name reach entries the job never named, so it ends every such mark. */
+enum { EFFECT_OTHER, EFFECT_MKDIR, EFFECT_MOVES, EFFECT_UNLINKAT };
 const struct effect_call *effect_call(__u32 arch, int nr);
 
 /* What a supervised call does, from its table and number: which argument names the target. */

@@ -83,22 +83,24 @@ static const struct table i386 = {
  * working directory): the path it changes, a second one (a rename's destination), and where
  * open's flags are (such a call changes nothing unless they ask to write or create). A call with
  * no path argument (fchmod) changes the entry its descriptor, in the dirfd position, names. */
-#define CALL(nr, path, dirfd, path2, dirfd2, flags) {nr, path, dirfd, path2, dirfd2, flags}
+#define CALL(nr, path, dirfd, path2, dirfd2, flags) {nr, path, dirfd, path2, dirfd2, flags, EFFECT_OTHER}
+/* The same, for a call the relay tells apart (`kind`: EFFECT_* in hands-confine.h). */
+#define KCALL(nr, path, dirfd, path2, dirfd2, kind) {nr, path, dirfd, path2, dirfd2, -1, kind}
 static const struct effect_call native_calls[] = {
   CALL(__NR_open, 0, -1, -1, -1, 1),
   CALL(__NR_openat, 1, 0, -1, -1, 2),
   CALL(__NR_openat2, 1, 0, -1, -1, -2 /* in struct open_how */),
   CALL(__NR_creat, 0, -1, -1, -1, -1),
   CALL(__NR_unlink, 0, -1, -1, -1, -1),
-  CALL(__NR_unlinkat, 1, 0, -1, -1, -1),
-  CALL(__NR_rename, 0, -1, 1, -1, -1),
-  CALL(__NR_renameat, 1, 0, 3, 2, -1),
-  CALL(__NR_renameat2, 1, 0, 3, 2, -1),
-  CALL(__NR_mkdir, 0, -1, -1, -1, -1),
-  CALL(__NR_mkdirat, 1, 0, -1, -1, -1),
-  CALL(__NR_rmdir, 0, -1, -1, -1, -1),
-  CALL(__NR_symlink, 1, -1, -1, -1, -1),
-  CALL(__NR_symlinkat, 2, 1, -1, -1, -1),
+  KCALL(__NR_unlinkat, 1, 0, -1, -1, EFFECT_UNLINKAT),
+  KCALL(__NR_rename, 0, -1, 1, -1, EFFECT_MOVES),
+  KCALL(__NR_renameat, 1, 0, 3, 2, EFFECT_MOVES),
+  KCALL(__NR_renameat2, 1, 0, 3, 2, EFFECT_MOVES),
+  KCALL(__NR_mkdir, 0, -1, -1, -1, EFFECT_MKDIR),
+  KCALL(__NR_mkdirat, 1, 0, -1, -1, EFFECT_MKDIR),
+  KCALL(__NR_rmdir, 0, -1, -1, -1, EFFECT_MOVES),
+  KCALL(__NR_symlink, 1, -1, -1, -1, EFFECT_MOVES),
+  KCALL(__NR_symlinkat, 2, 1, -1, -1, EFFECT_MOVES),
   CALL(__NR_link, 1, -1, -1, -1, -1),
   CALL(__NR_linkat, 3, 2, -1, -1, -1),
   CALL(__NR_truncate, 0, -1, -1, -1, -1),
@@ -127,10 +129,15 @@ static const struct effect_call native_calls[] = {
 };
 #if defined(__x86_64__)
 static const struct effect_call i386_calls[] = {
+  /* open openat openat2 creat unlink */
   CALL(5, 0, -1, -1, -1, 1),     CALL(295, 1, 0, -1, -1, 2),   CALL(437, 1, 0, -1, -1, -2), CALL(8, 0, -1, -1, -1, -1),
-  CALL(10, 0, -1, -1, -1, -1),   CALL(301, 1, 0, -1, -1, -1),  CALL(38, 0, -1, 1, -1, -1),  CALL(302, 1, 0, 3, 2, -1),
-  CALL(353, 1, 0, 3, 2, -1),     CALL(39, 0, -1, -1, -1, -1),  CALL(296, 1, 0, -1, -1, -1), CALL(40, 0, -1, -1, -1, -1),
-  CALL(83, 1, -1, -1, -1, -1),   CALL(304, 2, 1, -1, -1, -1),  CALL(9, 1, -1, -1, -1, -1),  CALL(303, 3, 2, -1, -1, -1),
+  CALL(10, 0, -1, -1, -1, -1),
+  /* unlinkat rename renameat renameat2 mkdir mkdirat rmdir symlink symlinkat */
+  KCALL(301, 1, 0, -1, -1, EFFECT_UNLINKAT), KCALL(38, 0, -1, 1, -1, EFFECT_MOVES),  KCALL(302, 1, 0, 3, 2, EFFECT_MOVES),
+  KCALL(353, 1, 0, 3, 2, EFFECT_MOVES),      KCALL(39, 0, -1, -1, -1, EFFECT_MKDIR), KCALL(296, 1, 0, -1, -1, EFFECT_MKDIR),
+  KCALL(40, 0, -1, -1, -1, EFFECT_MOVES),    KCALL(83, 1, -1, -1, -1, EFFECT_MOVES), KCALL(304, 2, 1, -1, -1, EFFECT_MOVES),
+  /* link linkat; truncate truncate64 mknod mknodat */
+  CALL(9, 1, -1, -1, -1, -1),    CALL(303, 3, 2, -1, -1, -1),
   CALL(92, 0, -1, -1, -1, -1),   CALL(193, 0, -1, -1, -1, -1), CALL(14, 0, -1, -1, -1, -1), CALL(297, 1, 0, -1, -1, -1),
   /* chmod fchmod fchmodat fchmodat2; chown lchown fchown (16-bit ids), their 32-bit forms, fchownat */
   CALL(15, 0, -1, -1, -1, -1),   CALL(94, -1, 0, -1, -1, -1),  CALL(306, 1, 0, -1, -1, -1), CALL(452, 1, 0, -1, -1, -1),

@@ -390,3 +390,140 @@ describe.skipIf(!isRoot)('as an unprivileged user', () => {
     expect(r.summary).toMatch(/gap: what commands change on disk is not reported \(commands run unconfined/)
   })
 })
+
+/**
+ * In a directory the command itself made, the relay records a path as new without looking (see
+ * docs/effects.md). These lines move directories into, over and back to made ones, lead out of
+ * made ones by symlinks, make directories that fail, nest them and reach them through the working
+ * directory: each account is what looking at each path finds, as when the relay always looked.
+ */
+function madeDirs(root: string, outside: string) {
+  const file = (rel: string, text = 'old\n') => {
+    mkdirSync(join(root, rel, '..'), { recursive: true })
+    writeFileSync(join(root, rel), text)
+  }
+  for (const rel of ['e1/f', 'e2/f', 'out3/f', 'e4/f', 'x6/f', 'e8/d/f', 'e12/f', 'e14/d/f']) file(rel)
+  writeFileSync(join(outside, 'f'), 'old\n')
+  const counts = (created: number, modified: number, renamedCount = 0) => ({ created, modified, deleted: 0, renamed: renamedCount })
+  return [
+    // A directory with files moved into a made one, over a made (empty) one, and to a made one's name after it was moved away.
+    {
+      line: 'mkdir d1 && mv e1 d1/e1 && echo more >> d1/e1/f',
+      want: { ...none, created: ['d1/'], modified: ['d1/e1/f'], renamed: [{ from: 'e1/', to: 'd1/e1/' }], counts: counts(1, 1, 1) },
+    },
+    {
+      line: 'mkdir d2 && mv -T e2 d2 && echo more >> d2/f',
+      want: { ...none, modified: ['d2/f'], renamed: [{ from: 'e2/', to: 'd2/' }], counts: counts(0, 1, 1) },
+    },
+    {
+      line: 'mkdir d4 && mv d4 d4-away && mv e4 d4 && echo more >> d4/f',
+      want: { ...none, created: ['d4-away/'], modified: ['d4/f'], renamed: [{ from: 'e4/', to: 'd4/' }], counts: counts(1, 1, 1) },
+    },
+    // A symlink in a made directory leading out of it: to a directory of the root, and to another root.
+    {
+      line: 'mkdir d3 && ln -s ../out3 d3/l && echo more >> d3/l/f && echo new > d3/l/g',
+      want: { ...none, created: ['d3/'], modified: ['d3/l/f'], counts: counts(3, 1) },
+    },
+    { line: `mkdir d5 && ln -s ${outside} d5/l && echo more >> d5/l/f`, want: { ...none, created: ['d5/'], modified: ['d5/l/f'], counts: counts(2, 1) } },
+    // Nested made directories, and a made directory reached through the working directory.
+    { line: 'mkdir -p n1/n2/n3 && echo x > n1/n2/n3/f && echo y > n1/n2/g && mkdir n1/n2/n3/n4', want: { ...none, created: ['n1/'], counts: counts(6, 0) } },
+    {
+      line: 'mkdir c5 && cd c5 && echo x > f && mkdir sub && cd sub && echo y > g && cd ../.. && echo z > c5/sub/h',
+      want: { ...none, created: ['c5/'], counts: counts(5, 0) },
+    },
+    // A mkdir that fails: something stood there; its parent was missing and a move, or a symlink, brought one in.
+    { line: 'mkdir x6 2>/dev/null; echo more >> x6/f', want: { ...none, modified: ['x6/f'], counts: counts(0, 1) } },
+    {
+      line: 'mkdir m8/d 2>/dev/null; mv e8 m8 && echo more >> m8/d/f',
+      want: { ...none, created: ['m8/d/'], modified: ['m8/d/f'], renamed: [{ from: 'e8/', to: 'm8/' }], counts: counts(1, 1, 1) },
+    },
+    {
+      line: 'mkdir m14/d 2>/dev/null; ln -s e14 m14 && echo more >> m14/d/f',
+      want: { ...none, created: ['m14/d/', 'm14'], modified: ['m14/d/f'], counts: counts(2, 1) },
+    },
+    // A made directory reached through a symlink the command made, and one made again after rmdir.
+    {
+      line: 'mkdir d9 && ln -s d9 s9 && echo x > s9/f && echo more >> d9/f',
+      want: { ...none, created: ['d9/', 's9', 's9/f'], modified: ['d9/f'], counts: counts(3, 1) },
+    },
+    { line: 'mkdir d12 && rmdir d12 && cp -r e12 d12 && echo more >> d12/f', want: { ...none, created: ['d12/'], counts: counts(2, 0) } },
+  ]
+}
+
+/**
+ * A symlink that stood before the command and leads to where it makes a directory is the one way
+ * a command names a file in its own directory first by another name. Looking would find the file
+ * there and call it modified; it did not stand before the command, and without a move, rmdir or
+ * symlink of the command since the mkdir the account says created (see docs/effects.md).
+ */
+function throughOldSymlinks(root: string) {
+  for (const [link, to] of [
+    ['sa', 'da'],
+    ['sb', 'db'],
+    ['sc', 'dc'],
+    ['sd', 'dd'],
+    ['se', 'de/sub'],
+    ['sg', 'dg'],
+    ['sh', 'dh'],
+  ] as const)
+    symlinkSync(to, join(root, link))
+  mkdirSync(join(root, 'x'))
+  for (const name of ['z1', 'z3', 'zt']) writeFileSync(join(root, name), '')
+  mkdirSync(join(root, 'ze'))
+  const made = (dir: string) => ({ ...none, created: [`${dir}/`, `s${dir.slice(1, 2)}/f`], counts: { ...none.counts, created: 3 } })
+  const looked = (dir: string, file = 'f') => ({
+    ...none,
+    created: [`${dir.split('/')[0]}/`, `s${dir.slice(1, 2)}/f`],
+    modified: [`${dir}/${file}`],
+    counts: { ...none.counts, created: 2, modified: 1 },
+  })
+  return [
+    // Without a move since the mkdir (a move before it, by a process that has ended, or a plain unlink, void nothing).
+    { line: 'mkdir da && echo x > sa/f && echo more >> da/f', want: made('da') },
+    {
+      line: 'mv z3 z4; mkdir db && echo x > sb/f && echo more >> db/f',
+      want: { ...made('db'), renamed: [{ from: 'z3', to: 'z4' }], counts: { ...made('db').counts, renamed: 1 } },
+    },
+    { line: 'mkdir dd && rm zt && echo x > sd/f && echo more >> dd/f', want: { ...made('dd'), deleted: ['zt'], counts: { ...made('dd').counts, deleted: 1 } } },
+    { line: 'mkdir -p de/sub && echo x > se/f && echo more >> de/sub/f', want: { ...none, created: ['de/', 'se/f'], counts: { ...none.counts, created: 4 } } },
+    // A move, rmdir or symlink after the mkdir voids it, and a mkdir through ".." makes none: then the relay looks.
+    {
+      line: 'mkdir dc && mv z1 z2 && echo x > sc/f && echo more >> dc/f',
+      want: { ...looked('dc'), renamed: [{ from: 'z1', to: 'z2' }], counts: { ...looked('dc').counts, renamed: 1 } },
+    },
+    {
+      line: 'mkdir dg && rmdir ze && echo x > sg/f && echo more >> dg/f',
+      want: { ...looked('dg'), deleted: ['ze/'], counts: { ...looked('dg').counts, deleted: 1 } },
+    },
+    { line: 'mkdir x/../dh && echo x > sh/f && echo more >> dh/f', want: looked('dh') },
+  ]
+}
+
+describe.each(MODES)('in a directory the command made (%s)', (confine) => {
+  it('names each change as looking finds it: files moved in, a directory moved over or back to its name, symlinks leading out or in, nested and relative made directories, a mkdir that failed', async () => {
+    const root = tempDir('workspace')
+    const outside = tempDir('second-root')
+    const { rt } = makeRuntime({ confine, roots: [root, outside] })
+    const cases = madeDirs(root, outside)
+    const r = valid(shellRun, await rt.shell_run({ commands: cases.map((c) => c.line), cwd: root }))
+    for (const [i, c] of cases.entries()) {
+      const got = r.commands[i]
+      expect(got?.exit, `${c.line}: ${got?.stderr}`).toBe(0)
+      expect({ line: c.line, ...account(got!.changes) }).toEqual({ line: c.line, ...c.want })
+      expect(got!.changes.is_complete, c.line).toBe(true)
+    }
+  })
+
+  it('calls a file it made through a symlink that stood before, into its own new directory, created', async () => {
+    const root = tempDir('workspace')
+    const { rt } = makeRuntime({ confine, roots: [root] })
+    const cases = throughOldSymlinks(root)
+    const r = valid(shellRun, await rt.shell_run({ commands: cases.map((c) => c.line), cwd: root }))
+    for (const [i, c] of cases.entries()) {
+      const got = r.commands[i]
+      expect(got?.exit, `${c.line}: ${got?.stderr}`).toBe(0)
+      expect({ line: c.line, ...account(got!.changes) }).toEqual({ line: c.line, ...c.want })
+      expect(got!.changes.is_complete, c.line).toBe(true)
+    }
+  })
+})
