@@ -62,6 +62,34 @@ function onSession(url: string, sessionId: string, message: unknown, version = '
 
 const sessionHeaders = (sessionId: string, version = '2025-06-18') => ({ 'mcp-session-id': sessionId, 'mcp-protocol-version': version })
 
+/** Read an SSE answer as it arrives: `next(what)` resolves to everything read so far once it holds `what`. */
+function sseReader(res: Response): (what: string) => Promise<string> {
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  return async (what) => {
+    while (!text.includes(what)) {
+      const chunk = await reader.read()
+      if (chunk.done) throw new Error(`the stream ended before ${what}: ${text}`)
+      text += decoder.decode(chunk.value)
+    }
+    return text
+  }
+}
+
+/** A server whose host root holds `client-root` (with a file `marker` only there), for a client to offer. */
+async function servedWithClientRoot() {
+  const host = tempRoot()
+  cleanups.push(host.remove)
+  const offered = join(host.dir, 'client-root')
+  mkdirSync(offered)
+  // Only in the client's root: found by a relative path only where that root is the workspace.
+  writeFileSync(join(offered, 'marker'), '')
+  const running = await serveHttp({ host: '127.0.0.1', port: 0 }, { roots: [host.dir] })
+  cleanups.push(() => running.close())
+  return { running, offered }
+}
+
 describe('hands serve --http: how answers travel', () => {
   it('answers a call whose result is all it sends as one application/json body with a Content-Length', async () => {
     const { client, answers } = await recorded()
@@ -282,14 +310,7 @@ describe('hands serve --http: how answers travel', () => {
   }, 40_000)
 
   it('takes the roots of an SDK client at once, though it opens its GET stream only after the server asked for them', async () => {
-    const host = tempRoot()
-    cleanups.push(host.remove)
-    const offered = join(host.dir, 'client-root')
-    mkdirSync(offered)
-    // Only in the client's root: found by a relative path only where that root is the workspace.
-    writeFileSync(join(offered, 'marker'), '')
-    const running = await serveHttp({ host: '127.0.0.1', port: 0 }, { roots: [host.dir] })
-    cleanups.push(() => running.close())
+    const { running, offered } = await servedWithClientRoot()
     const client = new Client({ name: 'hands-roots-test', version: '0.0.0' }, { capabilities: { roots: { listChanged: true } } })
     let asked = 0
     client.setRequestHandler(ListRootsRequestSchema, () => {
@@ -307,14 +328,7 @@ describe('hands serve --http: how answers travel', () => {
   })
 
   it('asks a client without a GET stream for its roots on the stream of its first call', async () => {
-    const host = tempRoot()
-    cleanups.push(host.remove)
-    const offered = join(host.dir, 'client-root')
-    mkdirSync(offered)
-    // Only in the client's root: found by a relative path only where that root is the workspace.
-    writeFileSync(join(offered, 'marker'), '')
-    const running = await serveHttp({ host: '127.0.0.1', port: 0 }, { roots: [host.dir] })
-    cleanups.push(() => running.close())
+    const { running, offered } = await servedWithClientRoot()
     const id = await rawSession(running.url, { roots: {} })
     const res = await onSession(running.url, id, {
       jsonrpc: '2.0',
@@ -323,18 +337,8 @@ describe('hands serve --http: how answers travel', () => {
       params: { name: 'file_exists', arguments: { paths: ['marker'] } },
     })
     expect(res.headers.get('content-type')).toBe('text/event-stream')
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
-    const decoder = new TextDecoder()
-    let text = ''
-    const next = async (what: string) => {
-      while (!text.includes(what)) {
-        const chunk = await reader.read()
-        if (chunk.done) throw new Error(`the stream ended before ${what}: ${text}`)
-        text += decoder.decode(chunk.value)
-      }
-    }
-    await next('roots/list')
-    const ask = jsonRpc(text) as { id: number; method?: string }
+    const next = sseReader(res)
+    const ask = jsonRpc(await next('roots/list')) as { id: number; method?: string }
     expect(ask.method).toBe('roots/list')
     const answered = await post(
       running.url,
@@ -342,8 +346,7 @@ describe('hands serve --http: how answers travel', () => {
       sessionHeaders(id),
     )
     expect(answered.status).toBe(202)
-    await next('"id":7')
-    expect(text).toContain('"path":"marker","is_exists":true')
+    expect(await next('"id":7')).toContain('"path":"marker","is_exists":true')
   })
 
   it('asks for a confirmation on the stream of the call that asks, so a client without a GET stream gets it', async () => {
@@ -356,26 +359,15 @@ describe('hands serve --http: how answers travel', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 45, method: 'tools/call', params: { name: 'delete', arguments: { paths: ['doomed.txt'] } } }),
     })
     expect(res.headers.get('content-type')).toBe('text/event-stream')
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
-    const decoder = new TextDecoder()
-    let text = ''
-    const next = async (what: string) => {
-      while (!text.includes(what)) {
-        const chunk = await reader.read()
-        if (chunk.done) throw new Error(`the stream ended before ${what}: ${text}`)
-        text += decoder.decode(chunk.value)
-      }
-    }
-    await next('elicitation/create')
-    const ask = jsonRpc(text) as { id: number; method?: string }
+    const next = sseReader(res)
+    const ask = jsonRpc(await next('elicitation/create')) as { id: number; method?: string }
     const answered = await post(
       running.url,
       JSON.stringify({ jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { confirm: true } } }),
       sessionHeaders(id),
     )
     expect(answered.status).toBe(202)
-    await next('"id":45')
-    expect(text).toContain('"is_deleted":true')
+    expect(await next('"id":45')).toContain('"is_deleted":true')
     expect(existsSync(join(root, 'doomed.txt'))).toBe(false)
   })
 })

@@ -28,13 +28,13 @@ interface Running {
 /**
  * The error of a helper's report ("ERRNO SYSCALL PATH", PATH relative to `top`), shaped as
  * Node's own filesystem errors so the tools explain it the same way; ERRNO 0 "changed" is a
- * source that stopped being a regular file (`changed`).
+ * source a copy found no longer a regular file (`changed`).
  */
-function reported(line: string, top: DirRef, changed: (real: string) => Error): Error {
+function reported(line: string, top: DirRef, changed?: (real: string) => Error): Error {
   const m = /^(\d+) (\w+) (.*)$/s.exec(line)
   if (m === null) return new Error(`the tree helper failed: ${line}`)
   const path = m[3] === '' ? top.real : realOf(top, m[3] as string)
-  if (m[1] === '0') return changed(path)
+  if (m[1] === '0' && changed !== undefined) return changed(path)
   const n = Number(m[1])
   const [code, text] = getSystemErrorMap().get(-n) ?? [`E${n}`, `error ${n}`]
   return Object.assign(new Error(`${code}: ${text}, ${m[2]} '${path}'`), { errno: -n, code, syscall: m[2], path })
@@ -129,7 +129,7 @@ export async function removeByHelper(helper: string, dir: DirRef, name: string):
       const others: Buffer[] = []
       for (const d of readdirSync(selfAt(top), { withFileTypes: true, encoding: 'buffer' })) (d.isDirectory() ? dirs : others).push(d.name)
       const inputs = deal(dirs, others).map((names) => Buffer.concat(names.flatMap((n) => [n, NUL])))
-      const failed = (report: string) => reported(report, top, (real) => new Error(`${real} changed while being removed`))
+      const failed = (report: string) => reported(report, top)
       if ((await runShares(helper, ['--remove-tree', '3'], [top], inputs, failed)) === 'unavailable') return false
     } finally {
       closeRef(top)

@@ -83,19 +83,31 @@ async function underSwapping(
   return Atomics.load(control, 1)
 }
 
+/** Where the tree work runs in each case: the pool's settings, and the chunkCounts key that must grow. */
+const MODES = [
+  ['on the main thread', { workers: 0 }, 'here'],
+  ['on worker threads', { workers: 2, sliceMs: 0 }, 'workers'],
+  ['by the native helper', { workers: 0, handOverMs: 0, copyByHelperMin: 0 }, 'helpers'],
+] as const
+
+/** Set the pool up for one case, counts zeroed; false (and said) where the helper is not built. */
+function workIn(pool: Parameters<typeof configurePool>[0], doer: keyof typeof chunkCounts): boolean {
+  if (doer === 'helpers' && NATIVE_HELPER === null) {
+    console.info('race: no native helper built here; its case is left out')
+    return false
+  }
+  configurePool(pool)
+  chunkCounts.here = 0
+  chunkCounts.workers = 0
+  chunkCounts.helpers = 0
+  return true
+}
+
 describe('race: a directory swapped for a symlink to outside while tools run', () => {
-  it.each([
-    ['tree work on the main thread', { workers: 0 }, 'here'],
-    ['tree work on worker threads', { workers: 2, sliceMs: 0 }, 'workers'],
-    ['trees copied and removed by the native helper', { workers: 0, handOverMs: 0, copyByHelperMin: 0 }, 'helpers'],
-  ] as const)(
-    `never creates, changes or removes anything outside the roots (${ITERATIONS} iterations of copy, move, delete, create_directory; %s)`,
+  it.each(MODES)(
+    `never creates, changes or removes anything outside the roots (${ITERATIONS} iterations of copy, move, delete, create_directory; tree work %s)`,
     async (_where, pool, doer) => {
-      if (doer === 'helpers' && NATIVE_HELPER === null) return console.info('race: no native helper built here; its case is left out')
-      configurePool(pool)
-      chunkCounts.here = 0
-      chunkCounts.workers = 0
-      chunkCounts.helpers = 0
+      if (!workIn(pool, doer)) return
       makeTree(w.out, [OUTSIDE_SPARSE])
       const before = w.sentinel()
       const codes = new Map<string, number>()
@@ -154,18 +166,10 @@ describe('race: a directory swapped for a symlink to outside while tools run', (
     120_000,
   )
 
-  it.each([
-    ['on the main thread', { workers: 0 }, 'here'],
-    ['on worker threads', { workers: 2, sliceMs: 0 }, 'workers'],
-    ['by the native helper', { workers: 0, handOverMs: 0, copyByHelperMin: 0 }, 'helpers'],
-  ] as const)(
+  it.each(MODES)(
     `a directory deep in a tree being copied or deleted, swapped for a symlink to outside, is never followed (${ITERATIONS} copies and deletes, done %s)`,
     async (_where, pool, doer) => {
-      if (doer === 'helpers' && NATIVE_HELPER === null) return console.info('race: no native helper built here; its case is left out')
-      configurePool(pool)
-      chunkCounts.here = 0
-      chunkCounts.workers = 0
-      chunkCounts.helpers = 0
+      if (!workIn(pool, doer)) return
       const before = w.sentinel()
       const fs = w.with({ helper: doer === 'helpers' ? NATIVE_HELPER : null })
       let done = 0
