@@ -39,7 +39,9 @@ function attachUnderPty(args: string[]) {
     pending++
     term.write(d, () => pending--)
   })
-  const exited = new Promise<number>((resolve) => p.onExit(({ exitCode }) => resolve(exitCode)))
+  // Resolved once the terminal has also parsed everything written before the exit (xterm parses
+  // writes later, in order: an empty write's callback comes after theirs), so rows() is complete.
+  const exited = new Promise<number>((resolve) => p.onExit(({ exitCode }) => term.write('', () => resolve(exitCode))))
   cleanups.push(() => {
     try {
       p.kill('SIGKILL')
