@@ -341,6 +341,9 @@ export class Session {
       const cwd = await holdCwd(this.roots, undefined, [], 'login environment')
       let run: PipedRun
       try {
+        // A session closed while its working directory was being checked starts no job: close()
+        // has already stopped its runs and is removing the spool the job would write into.
+        if (this.#closed !== null) throw new Error('the session closed before the login environment was captured')
         const tree = this.keeper.create()
         const { launch } = this.launch(tree, loginEnvScript(this.bash), cwd, this.nextSeq(), 'pipes')
         run = await this.track((signal) =>
