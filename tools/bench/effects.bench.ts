@@ -4,8 +4,13 @@
  * files, against a raw piped spawn of `bash -c true` and against the same runtime with changes
  * off: the observer records only what a job names, so a root's size should not matter.
  * (2) A command creating 20,000 small files, changes observed against changes off, on disk and on
- * tmpfs, in a directory it makes and in one that stood before it; then their removal.
+ * tmpfs, in a directory it makes and in one that stood before it; then their removal. Beside them,
+ * the same command run directly and under a seccomp supervisor that answers every call at once
+ * (fixtures/notify-floor.c, built with the C compiler here): the least any observer built on
+ * seccomp user notification costs on this machine, which the relay's ratio is read against.
+ * BENCH_EFFECTS_BURST_ONLY=1 runs (2) alone.
  */
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -28,9 +33,41 @@ function rootOf(files: number): string {
   return root
 }
 
+/** fixtures/notify-floor.c built into `dir` with $CC, cc or gcc; null (and why, printed) without one. */
+function buildFloor(dir: string): string | null {
+  const out = join(dir, 'notify-floor')
+  const source = new URL('./fixtures/notify-floor.c', import.meta.url).pathname
+  for (const cc of [process.env.CC, 'cc', 'gcc'].filter((c): c is string => Boolean(c))) {
+    const r = spawnSync(cc, ['-O2', '-o', out, source], { encoding: 'utf8' })
+    if (r.status === 0) return out
+    if (r.error === undefined) {
+      console.log(`(no floor row: ${cc} failed: ${r.stderr.trim().split('\n')[0]})`)
+      return null
+    }
+  }
+  console.log('(no floor row: no C compiler)')
+  return null
+}
+
+/** Milliseconds `bash -c script` takes in `cwd`, run by `prefix` when given (spawn to exit). */
+function direct(script: string, cwd: string, prefix: string[] = []): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const argv = [...prefix, 'bash', '-c', script]
+    const started = performance.now()
+    const child = spawn(argv[0] as string, argv.slice(1), { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
+    let err = ''
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString()
+    })
+    child.once('error', reject)
+    child.once('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`${argv.join(' ')}: exit ${code}: ${err}`))))
+  })
+}
+
 const made: Array<{ root: string; rts: ShellRuntime[] }> = []
+const floorDir = mkdtempSync(join(tmpdir(), 'hands-bench-floor-'))
 try {
-  for (const files of [10_000, 100_000]) {
+  for (const files of process.env.BENCH_EFFECTS_BURST_ONLY ? [] : [10_000, 100_000]) {
     const root = rootOf(files)
     const on = createShellRuntime({ roots: [root] })
     const off = createShellRuntime({ roots: [root], changes: false })
@@ -62,7 +99,9 @@ try {
   // (/dev/shm, where no disk hides the per-call price) and on disk (the tmpdir): in a directory the
   // command makes first (the relay records its files as new without looking), and in one that stood
   // before it (each file looked at). The files are removed by a second command of the same call,
-  // timed apart.
+  // timed apart. The floor's rounds run the same script by a plain spawn, with and without the
+  // do-nothing supervisor, in the same turns.
+  const floor = buildFloor(floorDir)
   const python = (dir: string) => `python3 -c "import os\nfor i in range(20000):\n  open(os.path.join('${dir}', str(i)), 'w').write('x')"`
   for (const [where, base] of [
     ['tmpfs', '/dev/shm'],
@@ -74,27 +113,42 @@ try {
     made.push({ root, rts: [on, off] })
     for (const dirIs of ['made by the command', 'standing before'] as const) {
       const isMade = dirIs === 'made by the command'
-      const make = { on: [] as number[], off: [] as number[] }
+      const make = { on: [] as number[], off: [] as number[], direct: [] as number[], floor: [] as number[] }
       const remove = { on: [] as number[], off: [] as number[] }
       let counted = -1
-      for (let r = 0; r < 7; r++) {
-        await inTurn(
-          r,
-          (['on', 'off'] as const).map((mode) => async () => {
-            const dir = `${mode}-${r}-${isMade ? 'made' : 'old'}`
-            if (!isMade) mkdirSync(join(root, dir))
-            const result = await (mode === 'on' ? on : off).shell_run({ commands: [`${isMade ? `mkdir ${dir} && ` : ''}${python(dir)}`, `rm -rf ${dir}`] })
-            if (result.exit !== 0) throw new Error(result.commands.map((c) => c.stderr).join('\n'))
-            if (mode === 'on') counted = result.commands[0]?.changes.counts.created ?? -1
-            make[mode].push(result.commands[0]?.duration_ms ?? 0)
-            remove[mode].push(result.commands[1]?.duration_ms ?? 0)
-          }),
-        )
-      }
+      const burst = (dir: string) => `${isMade ? `mkdir ${dir} && ` : ''}${python(dir)}`
+      const steps = (r: number) => [
+        ...(['on', 'off'] as const).map((mode) => async () => {
+          const dir = `${mode}-${r}-${isMade ? 'made' : 'old'}`
+          if (!isMade) mkdirSync(join(root, dir))
+          const result = await (mode === 'on' ? on : off).shell_run({ commands: [burst(dir), `rm -rf ${dir}`] })
+          if (result.exit !== 0) throw new Error(result.commands.map((c) => c.stderr).join('\n'))
+          if (mode === 'on') counted = result.commands[0]?.changes.counts.created ?? -1
+          make[mode].push(result.commands[0]?.duration_ms ?? 0)
+          remove[mode].push(result.commands[1]?.duration_ms ?? 0)
+        }),
+        ...(floor === null ? [] : (['direct', 'floor'] as const)).map((mode) => async () => {
+          const dir = `${mode}-${r}-${isMade ? 'made' : 'old'}`
+          if (!isMade) mkdirSync(join(root, dir))
+          make[mode].push(await direct(burst(dir), root, mode === 'floor' ? [floor as string] : []))
+          rmSync(join(root, dir), { recursive: true })
+        }),
+      ]
+      for (let r = 0; r < 7; r++) await inTurn(r, steps(r))
       const ratio = median(make.on) / median(make.off)
+      const floorRatio = floor === null ? null : median(make.floor) / median(make.direct)
       report(`20,000 files made, ${where} (${base}), dir ${dirIs}, changes off (ms)`, spread(make.off, 0))
       report(`20,000 files made, ${where}, dir ${dirIs}, changes observed (ms)`, spread(make.on, 0))
-      report('  ratio observed / off (medians)', `${ratio.toFixed(2)}x`, check(ratio <= 1.15, '≤ 1.15x'))
+      report(
+        '  ratio observed / off (medians)',
+        `${ratio.toFixed(2)}x`,
+        `${check(ratio <= 1.15, '≤ 1.15x')}${floorRatio === null ? '' : `; floor here ${floorRatio.toFixed(2)}x`}`,
+      )
+      if (floorRatio !== null) {
+        report('  the same run directly (bash -c), no observer (ms)', spread(make.direct, 0))
+        report('  run directly under a supervisor answering at once (ms)', spread(make.floor, 0))
+        report('  the floor: that supervisor / directly (medians)', `${floorRatio.toFixed(2)}x`)
+      }
       report(`then removed (rm -rf), off / observed (ms)`, `${spread(remove.off, 0)} / ${spread(remove.on, 0)}`)
       report('  ratio observed / off (medians)', `${(median(remove.on) / median(remove.off)).toFixed(2)}x`)
       const expected = isMade ? '20001, the directory and its files' : '20000, the files'
@@ -102,6 +156,7 @@ try {
     }
   }
 } finally {
+  rmSync(floorDir, { recursive: true, force: true })
   for (const { root, rts } of made) {
     await Promise.all(rts.map((rt) => rt.close()))
     rmSync(root, { recursive: true, force: true })
