@@ -138,10 +138,12 @@ async function useSurface(): Promise<{ run: Outcome; exists: Outcome; background
   return JSON.parse(stdout)
 }
 
-async function serve() {
+/** `npx hands serve --root <root>` over stdio, run by `wrapper` (a command and its arguments) when given. */
+async function serve(wrapper: string[] = []) {
+  const argv = [...wrapper, 'npx', '--no', 'hands', 'serve', '--root', root]
   const transport = new StdioClientTransport({
-    command: 'npx',
-    args: ['--no', 'hands', 'serve', '--root', root],
+    command: argv[0] as string,
+    args: argv.slice(1),
     cwd: project,
     env: consumerEnv() as Record<string, string>,
     stderr: 'pipe',
@@ -241,6 +243,37 @@ describe('a project outside the workspace that installed @hands/surface from a r
     expect(stderr()).toContain('stdin closed')
     expect(stderr()).not.toContain('background shells are unavailable')
     expect(await noneLeft(project)).toEqual([])
+  })
+
+  it('copies and deletes a 3,000-file tree through the installed server, by the hands helper the installed package ships', async () => {
+    for (let d = 0; d < 30; d++) {
+      mkdirSync(join(root, 'big', `d${d}`), { recursive: true })
+      for (let f = 0; f < 100; f++) writeFileSync(join(root, 'big', `d${d}`, `f${f}.txt`), `${d}-${f}\n`)
+    }
+    // Which programs the server ran, as the kernel saw them: the helper's tree modes are not in any result.
+    const log = join(work, 'execve.log')
+    const { client } = await serve(['strace', '-f', '-qq', '-e', 'trace=execve', '-o', log])
+    const copied = await client.callTool({ name: 'copy', arguments: { src: 'big', dest: 'big-copy' } })
+    expect(copied.isError ?? false).toBe(false)
+    const copies = readdirSync(join(root, 'big-copy'), { recursive: true }).filter((p) => String(p).endsWith('.txt'))
+    expect(copies).toHaveLength(3000)
+    expect(readFileSync(join(root, 'big-copy', 'd29', 'f99.txt'), 'utf8')).toBe('29-99\n')
+    const deleted = await client.callTool({ name: 'delete', arguments: { paths: ['big', 'big-copy'] } })
+    expect(deleted.structuredContent).toEqual({
+      paths: [
+        { path: 'big', is_deleted: true },
+        { path: 'big-copy', is_deleted: true },
+      ],
+    })
+    expect(readdirSync(root)).toEqual(['marker.txt'])
+    await client.close()
+    expect(await noneLeft(project)).toEqual([])
+    const helper = join(project, 'node_modules', '@hands', 'shell-runtime', 'native', 'bin', `linux-${process.arch}`, 'hands-confine')
+    const treeRuns = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => /execve\(.*"--(copy|remove)-tree"/.test(l))
+    expect(treeRuns.some((l) => l.includes(`execve("${helper}"`) && l.includes('"--copy-tree"'))).toBe(true)
+    expect(treeRuns.some((l) => l.includes(`execve("${helper}"`) && l.includes('"--remove-tree"'))).toBe(true)
   })
 
   describe('with node-pty’s native binary removed', () => {
