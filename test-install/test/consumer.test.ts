@@ -86,6 +86,7 @@ async function noneLeft(dir: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
+  const setupStarted = performance.now()
   mkdirSync(project)
   mkdirSync(root)
   writeFileSync(join(root, 'marker.txt'), 'x')
@@ -96,6 +97,7 @@ beforeAll(async () => {
   writeFileSync(publishRc, `@hands:registry=${registry.url}\n@modelcontextprotocol:registry=${registry.url}\n${host}:_authToken=${registry.token}\n`)
   for (const name of PUBLISHED) await run('npm', ['publish', tarballs[name], '--userconfig', publishRc], { cwd: work })
   await publishMcpSdk(publishRc)
+  console.log(`registry started and packages published: ${((performance.now() - setupStarted) / 1000).toFixed(1)} s`)
   // The project maps the @hands scope to the team's registry (and, here, the MCP SDK's scope, so
   // the newer patch exists); everything else comes from the normal registry.
   writeFileSync(join(project, '.npmrc'), `@hands:registry=${registry.url}\n@modelcontextprotocol:registry=${registry.url}\n`)
