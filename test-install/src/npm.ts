@@ -1,4 +1,4 @@
-import { execFile, type ExecFileOptions } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 
@@ -23,13 +23,49 @@ export function consumerEnv(): NodeJS.ProcessEnv {
   return env
 }
 
-/** Run a command; resolves with its output, rejects with stdout and stderr in the message. */
-export function run(file: string, args: string[], options: ExecFileOptions & { input?: string } = {}): Promise<{ stdout: string; stderr: string }> {
+/** Commands started by `run` that have not ended, each the leader of its own process group. */
+const running = new Set<ChildProcess>()
+
+/**
+ * Run a command; resolves with its output, rejects with stdout and stderr in the message. It runs
+ * in a process group of its own, so `stopRunning` can end it with everything it started (npm's
+ * install scripts, node-gyp, the compiler) when a test gives up on it.
+ */
+export function run(
+  file: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = execFile(file, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: consumerEnv(), ...options }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${file} ${args.join(' ')} failed: ${err.message}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`))
-      else resolve({ stdout: String(stdout), stderr: String(stderr) })
+    const child = spawn(file, args, { cwd: options.cwd, env: options.env ?? consumerEnv(), detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
+    running.add(child)
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    child.once('error', (e) => {
+      running.delete(child)
+      reject(new Error(`${file} ${args.join(' ')} failed: ${e.message}`))
     })
-    if (options.input !== undefined) child.stdin?.end(options.input)
+    child.once('close', (code, signal) => {
+      running.delete(child)
+      if (code === 0) resolve({ stdout, stderr })
+      else reject(new Error(`${file} ${args.join(' ')} failed: ${signal ?? `exit ${code}`}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`))
+    })
+    // A command may end without reading its input: that is not an error of the run.
+    child.stdin.on('error', () => {})
+    child.stdin.end(options.input)
   })
+}
+
+/** SIGKILL the process group of every command `run` started that is still running (a set-up that timed out). */
+export function stopRunning(): void {
+  for (const child of running) {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+  running.clear()
 }

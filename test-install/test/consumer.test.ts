@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { consumerEnv, run } from '../src/npm.ts'
+import { consumerEnv, run, stopRunning } from '../src/npm.ts'
 import { PUBLISHED, REPO } from '../src/packages.ts'
 import { startRegistry, type Registry } from '../src/registry.ts'
 
@@ -123,6 +123,8 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  // A set-up that timed out leaves its npm install running: end it, or it outlives the run.
+  stopRunning()
   await typeCheck
   const pid = registry?.pid
   await registry?.stop()
@@ -252,9 +254,10 @@ describe('a project outside the workspace that installed @hands/surface from a r
       mkdirSync(join(root, 'big', `d${d}`), { recursive: true })
       for (let f = 0; f < 100; f++) writeFileSync(join(root, 'big', `d${d}`, `f${f}.txt`), `${d}-${f}\n`)
     }
-    // Which programs the server ran, as the kernel saw them: the helper's tree modes are not in any result.
+    // Which programs the server ran, as the kernel saw them: the helper's tree modes are not in any
+    // result. (--seccomp-bpf: only execve stops the traced processes, not every call of the copy.)
     const log = join(work, 'execve.log')
-    const { client } = await serve(['strace', '-f', '-qq', '-e', 'trace=execve', '-o', log])
+    const { client } = await serve(['strace', '-f', '-qq', '--seccomp-bpf', '-e', 'trace=execve', '-o', log])
     const copied = await client.callTool({ name: 'copy', arguments: { src: 'big', dest: 'big-copy' } })
     expect(copied.isError ?? false).toBe(false)
     const copies = readdirSync(join(root, 'big-copy'), { recursive: true }).filter((p) => String(p).endsWith('.txt'))
