@@ -50,7 +50,7 @@ describe('generated/', () => {
 })
 
 describe('pnpm gen --diff REF', () => {
-  it('fails --exit-code on a change to how a result is rendered, and shows it line by line; --check fails on it too', { timeout: 120_000 }, () => {
+  it('fails --exit-code on a change to how a result is rendered, and shows it line by line; --check fails on it too', { timeout: 240_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'hands-gen-render-'))
     try {
       const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8' })
@@ -94,7 +94,7 @@ describe('pnpm gen --diff REF', () => {
 
   // Six codegen runs: a generous bound on a loaded machine, not a timing.
   it('reports every change since an older commit, gates with --exit-code, prints Markdown, and reports nothing against the current surface', {
-    timeout: 120_000,
+    timeout: 240_000,
   }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'hands-gen-diff-'))
     try {

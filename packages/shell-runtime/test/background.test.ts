@@ -195,7 +195,7 @@ describe('shell_logs', () => {
     expect(all.length).toBeGreaterThan(100)
     expect(logsMs).toBeLessThan(1500)
     expect(resourceMs).toBeLessThan(1500)
-  }, 180_000)
+  }, 360_000)
 
   it('never waits', async () => {
     const { rt } = makeRuntime()
@@ -218,7 +218,7 @@ describe('shell_logs', () => {
       await rt.shell_stop({ id })
     }
     expect(lost).toBe(0)
-  }, 300_000)
+  }, 600_000)
 
   it('keeps an exited shell readable until it is stopped', async () => {
     const { rt } = makeRuntime()
@@ -383,5 +383,5 @@ describe('resources', () => {
     expect(rt.resources().filter((r) => r.status === 'running')).toHaveLength(50)
     await Promise.all(shells.map((s) => rt.shell_stop({ id: s.id })))
     for (const s of shells) expect(alive(s.pid)).toBe(false)
-  }, 120_000)
+  }, 240_000)
 })

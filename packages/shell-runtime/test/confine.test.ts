@@ -141,7 +141,7 @@ describe.each(mechanisms)('confinement by %s', (confine) => {
     // The note says what the host can do in words that fit a library host and the CLI alike: no flag.
     if (confine === 'landlock') expect(r.commands[0]?.note).toContain('; the host can allow more writable paths.')
     expect(r.commands[0]?.note ?? '').not.toMatch(/--[a-z]/)
-  }, 120_000)
+  }, 240_000)
 
   it('refuses every write outside the root through shell_background, after the call returned too', async () => {
     const l = layout()
@@ -155,7 +155,7 @@ describe.each(mechanisms)('confinement by %s', (confine) => {
     await new Promise((res) => setTimeout(res, 300))
     expect(l.hash()).toBe(before)
     expect(logs[0]?.join('\n')).toMatch(/Permission denied|Read-only file system|No such file/)
-  }, 120_000)
+  }, 240_000)
 
   it('allows every kind of write inside the root and TMPDIR, through shell_run and shell_background', async () => {
     for (const tool of ['shell_run', 'shell_background'] as const) {
@@ -172,7 +172,7 @@ describe.each(mechanisms)('confinement by %s', (confine) => {
       for (const [name, , file, content] of INSIDE) expect(readFileSync(join(l.root, file), 'utf8'), `${tool}: ${name}`).toBe(content)
       expect(l.hash()).toBe(before)
     }
-  }, 120_000)
+  }, 240_000)
 
   it('hides the secret stores of the home directory and honours --deny-read; other files stay readable', async () => {
     const home = tempDir('home')
@@ -333,7 +333,7 @@ describe('confinement: everyday tools work confined', () => {
     expect(r.commands[2]).toMatchObject({ exit: 0, stdout: `${root}/venv\n` })
     expect(r.commands[3]).toMatchObject({ exit: 0, stdout: 'exit 7\n' })
     for (const c of r.commands) expect(c.note, c.command).toBeNull()
-  }, 180_000)
+  }, 360_000)
 })
 
 describe('confinement: choosing a mechanism', () => {

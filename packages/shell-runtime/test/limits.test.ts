@@ -73,7 +73,7 @@ describe('a background log is bounded by logBytes', () => {
     expect(await failed()).toMatch(/^ENOENT: /)
     expect(rt.resources()[0]?.status).toBe('running')
     await rt.shell_stop({ id: b.id })
-  }, 30_000)
+  }, 120_000)
 
   it('keeps the newest bytes in log_path and log_path.1, never more than logBytes, and counts what it dropped', async () => {
     const { rt } = makeRuntime({ logBytes: MiB })
@@ -100,7 +100,7 @@ describe('a background log is bounded by logBytes', () => {
     await rt.shell_stop({ id: b.id })
     expect(existsSync(logPath)).toBe(false)
     expect(existsSync(`${logPath}.1`)).toBe(false)
-  }, 120_000)
+  }, 240_000)
 
   it('stays bounded while a `yes` floods it, and the flood is stopped with its whole tree', async () => {
     const { rt } = makeRuntime({ logBytes: 2 * MiB })
@@ -122,7 +122,7 @@ describe('a background log is bounded by logBytes', () => {
     expect(peak).toBeLessThanOrEqual(2 * MiB)
     await rt.shell_stop({ id: b.id })
     expect(alive(b.pid)).toBe(false)
-  }, 120_000)
+  }, 240_000)
 })
 
 describe('shell_run spool files share one session budget (spoolBytes)', () => {
@@ -176,7 +176,7 @@ describe('shell_run spool files share one session budget (spoolBytes)', () => {
     expect(r6.commands[0]?.note).toMatch(/cleaned for reading/)
     expect(r6.commands[0]?.note).toMatch(/removed since/)
     expect(r6.commands[0]?.note).not.toMatch(/raw bytes are in/)
-  }, 120_000)
+  }, 240_000)
 
   it('tells a background shell that reads a removed spool file that it is gone', async () => {
     const { rt } = makeRuntime({ headBytes: KiB, tailBytes: KiB, spoolBytes: MiB })
@@ -186,7 +186,7 @@ describe('shell_run spool files share one session budget (spoolBytes)', () => {
     const b = valid(shellBackground, await rt.shell_background({ commands: [`cat ${gone}`] }))
     expect(b.note).toMatch(/removed/)
     expect(b.note).toContain(gone.slice(gone.lastIndexOf('/') + 1))
-  }, 60_000)
+  }, 120_000)
 })
 
 describe('background shells per session are capped (maxShells)', () => {
@@ -247,7 +247,7 @@ describe("a background shell's history is bounded in bytes (ringBytes), not only
     expect(r.lines).toEqual(kept)
     // Every line is kept (the oldest perhaps cut, its start gone) or counted as dropped, once.
     expect(r.dropped_lines + kept.length).toBe(1000)
-  }, 60_000)
+  }, 120_000)
 })
 
 describe('shell_type input waits in a bounded queue (typeQueueBytes)', () => {
@@ -274,7 +274,7 @@ describe('shell_type input waits in a bounded queue (typeQueueBytes)', () => {
     const got = readFileSync(join(root, 'got'), 'latin1')
     expect(got).toBe('a'.repeat(250_000) + 'b'.repeat(5_000))
     await rt.shell_stop({ id: b.id })
-  }, 60_000)
+  }, 120_000)
 
   it('releases queued input when the shell is stopped, and logs no unhandled pty write error', async () => {
     const { rt } = makeRuntime({ typeQueueBytes: 64 * MiB })
@@ -288,7 +288,7 @@ describe('shell_type input waits in a bounded queue (typeQueueBytes)', () => {
     await sleep(500)
     expect((await settledArrayBuffers()) - base).toBeLessThan(4 * MiB)
     expect(errors.mock.calls.map((c) => String(c[0]))).not.toContainEqual(expect.stringContaining('pty write'))
-  }, 60_000)
+  }, 120_000)
 
   it('drops input left unread when the script exits, without an unhandled error', async () => {
     const { rt } = makeRuntime()
@@ -299,5 +299,5 @@ describe('shell_type input waits in a bounded queue (typeQueueBytes)', () => {
     await sleep(700) // past node-pty's 200 ms socket teardown
     expect(errors.mock.calls.map((c) => String(c[0]))).not.toContainEqual(expect.stringContaining('pty write'))
     expect((await rejection(rt.shell_type({ id: b.id, text: 'late' }))).code).toBe('not_running')
-  }, 60_000)
+  }, 120_000)
 })

@@ -51,7 +51,7 @@ describe.each(MODES)('shell_logs liveness (%s)', (_, options) => {
     const answered = await logsWhen(rt, 'ask', (r) => r.lines.includes('hello ann'), 'the answer')
     expect(answered.is_waiting_for_input).toBe(false)
     expect(answered.process_count).toBe(1)
-  }, 120_000)
+  }, 240_000)
 
   it('counts the CPU time of processes that already exited, and every live process of the tree', async () => {
     const { rt } = makeRuntime(options)
@@ -62,7 +62,7 @@ describe.each(MODES)('shell_logs liveness (%s)', (_, options) => {
     // Generous: python's start-up and bash add a little; the machine is shared.
     expect(r.cpu_ms).toBeLessThan(60_000)
     expect(r.is_waiting_for_input).toBe(false)
-  }, 120_000)
+  }, 240_000)
 })
 
 describe('shell_logs liveness', () => {
@@ -81,7 +81,7 @@ describe('shell_logs liveness', () => {
     // Only the busy one uses CPU meanwhile (0.6 s of wall time, at least a fifth of it on a loaded machine).
     expect((b4.cpu_ms as number) - (b0.cpu_ms as number)).toBeGreaterThanOrEqual(100)
     expect((i4.cpu_ms as number) - (i0.cpu_ms as number)).toBeLessThan(50)
-  }, 120_000)
+  }, 240_000)
 
   it('resets the silence when the shell prints', async () => {
     const { rt } = makeRuntime()
@@ -91,7 +91,7 @@ describe('shell_logs liveness', () => {
     const r = await rt.shell_logs({ id: 'tick', n: 1 })
     // A tick every 0.1 s: even a loaded machine prints within a second.
     expect(r.silent_ms).toBeLessThan(1000)
-  }, 120_000)
+  }, 240_000)
 
   it('says which programs wait on their terminal: input(), getpass, vim, a REPL, a Node stdin reader, less', async () => {
     const { rt } = makeRuntime()
@@ -108,7 +108,7 @@ describe('shell_logs liveness', () => {
       const r = await logsWhen(rt, id, (x) => x.is_waiting_for_input === true, `${id} to wait for input`)
       expect(r.status, id).toBe('running')
     }
-  }, 120_000)
+  }, 240_000)
 
   it('says a program blocked on a socket, a server that also reads its terminal, and a sleep do not wait for input', async () => {
     const { rt } = makeRuntime()
@@ -121,7 +121,7 @@ describe('shell_logs liveness', () => {
     for (const id of Object.keys(busy)) {
       for (const r of await neverWaiting(rt, id)) expect(r.is_waiting_for_input, id).toBe(false)
     }
-  }, 120_000)
+  }, 240_000)
 
   it('reports an exited shell with null silence, CPU and input, and counts what it left running', async () => {
     const { rt } = makeRuntime({ confine: 'off' })
@@ -129,7 +129,7 @@ describe('shell_logs liveness', () => {
     const r = await logsWhen(rt, 'gone', (x) => x.status === 'exited', 'the shell to exit')
     expect(r).toMatchObject({ exit: 0, silent_ms: null, cpu_ms: null, process_count: 1, is_waiting_for_input: null })
     await rt.shell_stop({ id: 'gone' })
-  }, 120_000)
+  }, 240_000)
 })
 
 /** `setpriv` to run a host as nobody, where this test runs as root and `su` exists to ask for a password. */
@@ -167,7 +167,7 @@ describe.runIf(canDropToNobody)('shell_logs liveness for a host that is not root
         'su root -c true',
         'Password',
       ],
-      { encoding: 'utf8', timeout: 60_000, cwd: join(FIXTURES, '..', '..') },
+      { encoding: 'utf8', timeout: 120_000, cwd: join(FIXTURES, '..', '..') },
     )
     const { logs, inspectable } = JSON.parse(out.trim().split('\n').at(-1) as string) as {
       logs: ShellLogsResult
@@ -177,5 +177,5 @@ describe.runIf(canDropToNobody)('shell_logs liveness for a host that is not root
     // su runs as root: the host, as nobody, may not read what it is blocked on.
     expect(inspectable['su']).toBe(false)
     expect(logs).toMatchObject({ status: 'running', process_count: 1, is_waiting_for_input: true })
-  }, 120_000)
+  }, 240_000)
 })

@@ -95,14 +95,14 @@ describe('the screen against tmux', () => {
     expect((await rt.shell_logs({ id: 'p' })).lines).toEqual(['fetch 100%', 'build  50%', 'done'])
     await sameScreen(rt, 'alt', await both(rt, root, "printf '\\033[?1049h\\033[2J\\033[5;10HHELLO\\033[6;10HWORLD'", 'alt'))
     expect((await rt.shell_logs({ id: 'alt' })).is_screen).toBe(true)
-  }, 120_000)
+  }, 240_000)
 
   it('a Python curses program drawing at fixed positions', async () => {
     const { rt, root } = makeRuntime()
     const pane = await both(rt, root, `python3 ${FIXTURES}/curses-draw.py`, 'draw')
     await sameScreen(rt, 'draw', pane)
     expect(rt.screen('draw')?.rows[10]).toBe(`${' '.repeat(40)}middle`)
-  }, 120_000)
+  }, 240_000)
 
   it('an arrow-key menu answered with shell_type', async () => {
     const { rt, root } = makeRuntime()
@@ -123,7 +123,7 @@ describe('the screen against tmux', () => {
     pane.keys('Enter')
     await sameScreen(rt, 'menu', pane)
     expect((await rt.shell_logs({ id: 'menu' })).lines).toContain('picked cherry')
-  }, 120_000)
+  }, 240_000)
 
   it('vim: open a file, type, :wq', async () => {
     const { rt, root } = makeRuntime()
@@ -145,7 +145,7 @@ describe('the screen against tmux', () => {
     pane.keys('Enter')
     await sameScreen(rt, 'vim', pane)
     for (const side of ['hands', 'tmux']) expect(readFileSync(join(root, side, 'notes.txt'), 'utf8')).toBe('hello from vim\n')
-  }, 120_000)
+  }, 240_000)
 
   it('less: open, page down, quit', async () => {
     const { rt, root } = makeRuntime()
@@ -159,7 +159,7 @@ describe('the screen against tmux', () => {
     await rt.shell_type({ id: 'less', text: 'q', is_enter: false })
     pane.literal('q')
     await sameScreen(rt, 'less', pane)
-  }, 120_000)
+  }, 240_000)
 
   it('top -b -n 1 and interactive top (numbers masked)', async () => {
     const { rt, root } = makeRuntime()
@@ -178,5 +178,5 @@ describe('the screen against tmux', () => {
     } finally {
       process.kill(Number(target), 'SIGKILL')
     }
-  }, 120_000)
+  }, 240_000)
 })

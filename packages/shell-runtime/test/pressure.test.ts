@@ -158,5 +158,5 @@ describe('host limits on a session', () => {
     expect(out).toMatch(
       /memoryLimit: no cgroup can hold it here\. hands needs cgroup v2 with the memory controller delegated to its cgroup .*, or a writable cgroup v1 memory hierarchy/,
     )
-  }, 60_000)
+  }, 120_000)
 })

@@ -82,7 +82,7 @@ describe('the reaper: one per host, shared by every session', () => {
       expect(report.dirs).toHaveLength(6)
       if (confine === 'landlock') expect(report.keepersBefore).toHaveLength(3)
       await expectNothingLeft(report, hostPid)
-    }, 60_000)
+    }, 120_000)
   }
 
   for (const confine of everyMode) {
@@ -90,7 +90,7 @@ describe('the reaper: one per host, shared by every session', () => {
       const { report, hostPid } = await killedHost(confine, 'kill-reaper')
       expectReaperAttempt(confine, report)
       await expectNothingLeft(report, hostPid)
-    }, 60_000)
+    }, 120_000)
   }
 
   for (const confine of everyMode) {
@@ -105,7 +105,7 @@ describe('the reaper: one per host, shared by every session', () => {
         expect(report.keepersBefore.filter(alive)).toEqual([])
       }
       await expectNothingLeft(report, hostPid)
-    }, 60_000)
+    }, 120_000)
   }
 
   it('a closed session is unregistered: a later host death leaves what now stands at its paths alone', async () => {
@@ -118,7 +118,7 @@ describe('the reaper: one per host, shared by every session', () => {
     } finally {
       for (const dir of [closed.spool, closed.tmp]) rmSync(dir, { recursive: true, force: true })
     }
-  }, 60_000)
+  }, 120_000)
 
   it('removes what a closed session could not, once its kept process has exited, and nothing else', async () => {
     const left = tempDir('left')

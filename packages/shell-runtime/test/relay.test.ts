@@ -31,7 +31,7 @@ afterEach(async () => {
 })
 
 function runHelper(args: string[]): { out: Record<string, unknown>; stderr: string } {
-  const r = spawnSync('python3', [RUN, ...args], { encoding: 'utf8', timeout: 30_000 })
+  const r = spawnSync('python3', [RUN, ...args], { encoding: 'utf8', timeout: 120_000 })
   expect(r.status, r.stderr).toBe(0)
   return { out: JSON.parse(r.stdout) as Record<string, unknown>, stderr: r.stderr }
 }
@@ -39,7 +39,7 @@ function runHelper(args: string[]): { out: Record<string, unknown>; stderr: stri
 /** Run the helper under `how` (a run-helper.py mode and its argument) with a job that prints its cgroup: it must be the one the helper was given. */
 function expectJobInItsCgroup(how: string[]) {
   const { dir, procs } = makeCgroup()
-  const r = spawnSync('python3', [RUN, ...how, HELPER, '--cgroup', procs, '--', '/bin/cat', '/proc/self/cgroup'], { encoding: 'utf8', timeout: 30_000 })
+  const r = spawnSync('python3', [RUN, ...how, HELPER, '--cgroup', procs, '--', '/bin/cat', '/proc/self/cgroup'], { encoding: 'utf8', timeout: 120_000 })
   expect(r.stderr).toBe('')
   expect(r.status).toBe(0)
   const unified = r.stdout.split('\n').find((l) => l.startsWith('0::'))
@@ -72,7 +72,11 @@ describe.skipIf(cgroup === null || !existsSync(HELPER) || !hasPython)('hands-con
   it('dies by the signal that killed the job, without dumping a core of its own', () => {
     const { procs } = makeCgroup()
     const cwd = tempDir('core')
-    const r = spawnSync('python3', [RUN, 'core', HELPER, '--cgroup', procs, '--', '/bin/sh', '-c', 'kill -QUIT $$'], { cwd, encoding: 'utf8', timeout: 30_000 })
+    const r = spawnSync('python3', [RUN, 'core', HELPER, '--cgroup', procs, '--', '/bin/sh', '-c', 'kill -QUIT $$'], {
+      cwd,
+      encoding: 'utf8',
+      timeout: 120_000,
+    })
     expect(r.status, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout)).toEqual({ signal: 3, core: false })
   })

@@ -160,7 +160,7 @@ describe('side doors out of a job', () => {
 
         // Item 8: the host's /proc/sys stays the host's.
         failed(r, 'write /proc/sys')
-      }, 180_000)
+      }, 360_000)
     }
   }
 })

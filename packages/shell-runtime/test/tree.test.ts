@@ -21,7 +21,7 @@ async function startHost(tree: string, how: 'wait' | 'exit') {
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error('the host did not report its pids'))
-    }, 40_000)
+    }, 120_000)
     rl.once('line', (l) => {
       clearTimeout(timer)
       resolve(l)
@@ -101,7 +101,7 @@ describe('process trees', () => {
         await eventually(() => (host.pids.every((p) => !alive(p)) ? true : undefined), 30_000, 'every pid of the dead host to end')
         await eventually(() => (jobProcesses(host.prefix).length === 0 ? true : undefined), 30_000, 'the job trees to be empty')
         await eventually(() => (existsSync(host.spool) ? undefined : true), 30_000, 'the spool directory to be removed')
-      }, 60_000)
+      }, 120_000)
     }
 
     it(`(${tree}) a host that exits normally stops every shell before it is gone`, async () => {
@@ -109,6 +109,6 @@ describe('process trees', () => {
       await new Promise((r) => host.child.once('exit', r))
       await eventually(() => (host.pids.every((p) => !alive(p)) ? true : undefined), 30_000, 'every pid of the exited host to end')
       expect(jobProcesses(host.prefix)).toEqual([])
-    }, 60_000)
+    }, 120_000)
   }
 })

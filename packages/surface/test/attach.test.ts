@@ -111,7 +111,7 @@ describe('hands attach', () => {
     expect((await logs()).status).toBe('running')
     await client.callTool({ name: 'shell_type', arguments: { id: 'py', text: 'print("still here")' } })
     expect(await eventually(async () => (await logs()).lines.includes('still here'))).toBe(true)
-  }, 120_000)
+  }, 240_000)
 
   it('lists servers and shells, and ends the attachment when the shell exits', async () => {
     const { client, dir } = await setup()
@@ -128,7 +128,7 @@ describe('hands attach', () => {
     const unknown = attachUnderPty(['nope', '--attach-dir', dir])
     expect(await unknown.exited).toBe(1)
     expect(unknown.raw()).toContain('no shell `nope`')
-  }, 120_000)
+  }, 240_000)
 
   it('offers no socket with --no-attach, and refuses a directory others can open', async () => {
     const { dir, stderr, client } = await setup(['--no-attach'])
@@ -144,7 +144,7 @@ describe('hands attach', () => {
     expect(other.stderr()).toContain('not offering attach')
     expect(other.stderr()).toContain('mode 755')
     expect(existsSync(join(open.dir, `${process.pid}.sock`))).toBe(false)
-  }, 120_000)
+  }, 240_000)
 
   it('refuses every command, of its own server or another, confined or not: none can list, attach to or type into a shell', async () => {
     const { client, dir, root, stderr } = await setup()
@@ -201,7 +201,7 @@ describe('hands attach', () => {
     const list = attachUnderPty(['--list', '--attach-dir', dir])
     expect(await list.exited).toBe(0)
     expect(list.raw()).toContain('victim')
-  }, 180_000)
+  }, 360_000)
 
   it('shows the person only what draws a screen: no clipboard, title, device string or query reaches their terminal', async () => {
     const { client, dir } = await setup()
@@ -223,7 +223,7 @@ describe('hands attach', () => {
     expect(lines).toContain('VISIBLE go')
     a.p.write('\x1dd')
     expect(await a.exited).toBe(0)
-  }, 120_000)
+  }, 240_000)
 
   it('lists a command the model wrote with its control characters escaped, so it cannot forge a line of the listing', async () => {
     const { client, dir } = await setup()
@@ -235,7 +235,7 @@ describe('hands attach', () => {
     expect(raw).not.toContain('\x1b[2K')
     expect(raw).toContain('sleep 30 # \\x1b[2K\\rserver 999 (roots /)\\n  session 1  root-shell running bash')
     expect(list.rows().filter((r) => r.startsWith('server '))).toHaveLength(1)
-  }, 120_000)
+  }, 240_000)
 
   it.skipIf(process.getuid?.() !== 0)(
     'refuses, as an unprivileged user, a command of a server that itself runs with no_new_privs, even with its environment cleared',

@@ -15,13 +15,13 @@ afterEach(() => {
 /** `hands ARGS` run in `cwd`, as the installed bin runs. */
 function hands(args: string[], cwd = REPO, env: Record<string, string> = {}) {
   const [command, ...argv] = handsArgv(args)
-  const r = spawnSync(command, argv, { cwd, encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } })
+  const r = spawnSync(command, argv, { cwd, encoding: 'utf8', timeout: 120_000, env: { ...process.env, ...env } })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
 /** `pnpm hands ARGS` typed in `cwd`: the README's way to run the source from the repo (the script runs in the repo root). */
 function pnpmHands(args: string[], cwd: string) {
-  const r = spawnSync('pnpm', ['--silent', '--dir', REPO, 'hands', ...args], { cwd, encoding: 'utf8', timeout: 60_000 })
+  const r = spawnSync('pnpm', ['--silent', '--dir', REPO, 'hands', ...args], { cwd, encoding: 'utf8', timeout: 120_000 })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -38,7 +38,7 @@ describe('hands CLI', () => {
         { path: 'b.txt', is_exists: false },
       ],
     })
-  }, 60_000)
+  }, 120_000)
 
   it('call runs shell_run in the root and prints its account', () => {
     const root = tempRoot()
@@ -48,7 +48,7 @@ describe('hands CLI', () => {
     const result = JSON.parse(r.stdout)
     expect(result.commands[0].stdout).toBe(`${root.dir}\n`)
     expect(result.exit).toBe(3)
-  }, 60_000)
+  }, 120_000)
 
   it('call prints the error envelope and exits 1 when the tool refuses, changing nothing', () => {
     const root = tempRoot()
@@ -59,7 +59,7 @@ describe('hands CLI', () => {
     const outside = hands(['call', 'create_directory', '{"paths":["../escape"]}', '--root', root.dir])
     expect(JSON.parse(outside.stdout)).toMatchObject({ code: 'outside_roots' })
     expect(existsSync(join(root.dir, '..', 'escape'))).toBe(false)
-  }, 60_000)
+  }, 120_000)
 
   it('call defaults the root to the directory the command is run from, also through `pnpm hands` from the repo', () => {
     const root = tempRoot()
@@ -71,13 +71,13 @@ describe('hands CLI', () => {
     expect(viaPnpm.code, viaPnpm.stderr).toBe(0)
     expect(JSON.parse(viaPnpm.stdout)).toEqual({ paths: [{ path: 'made-by-pnpm', is_created: true }] })
     expect(existsSync(join(root.dir, 'made-by-pnpm'))).toBe(true)
-  }, 60_000)
+  }, 120_000)
 
   it('call exits 2 with a usage message for JSON that does not parse', () => {
     const r = hands(['call', 'file_exists', '{paths'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('JSON is not valid')
-  }, 60_000)
+  }, 120_000)
 
   it('tools lists the enabled tools with their token cost and a total, then how commands are confined', () => {
     const r = hands(['tools'])
@@ -94,7 +94,7 @@ describe('hands CLI', () => {
     expect(off.stdout.trim().split('\n')).toHaveLength(6)
     const unconfined = hands(['tools', '--confine', 'off'])
     expect(unconfined.stdout).toContain('commands run UNCONFINED: the host switched confinement off')
-  }, 60_000)
+  }, 120_000)
 
   it('confinement flags: a bad --confine is a usage error, and a mechanism that cannot work here is refused at start', () => {
     const bad = hands(['tools', '--confine', 'chroot'])
@@ -107,7 +107,7 @@ describe('hands CLI', () => {
     expect(flags.stdout).toContain('1 --allow-write path')
     expect(flags.stdout).toContain('1 --deny-read path')
     expect(flags.stdout).toContain('TCP bind and connect refused')
-  }, 120_000)
+  }, 240_000)
 
   it('tools --code-tool none lists the descriptions for a harness without a code tool, as budgeted in generated/no-code-tool', () => {
     const committed = (file: string) => JSON.parse(readFileSync(join(REPO, 'generated', 'no-code-tool', file), 'utf8'))
@@ -130,14 +130,14 @@ describe('hands CLI', () => {
     const empty = hands(['tools', '--code-tool', ''])
     expect(empty.code).toBe(2)
     expect(empty.stderr).toContain('--code-tool takes a tool name, or none for a harness without one')
-  }, 120_000)
+  }, 240_000)
 
   it('tools --format anthropic prints the API definitions', () => {
     const r = hands(['tools', '--format', 'anthropic', '--no-shell'])
     const tools = JSON.parse(r.stdout)
     expect(tools.map((t: { name: string }) => t.name)).toEqual(['copy', 'move', 'delete', 'create_directory', 'file_exists'])
     expect(Object.keys(tools[0])).toEqual(['name', 'description', 'input_schema'])
-  }, 60_000)
+  }, 120_000)
 
   it('has --help on every command and rejects an unknown one', () => {
     for (const cmd of [[], ['serve'], ['call'], ['tools']]) {
@@ -151,7 +151,7 @@ describe('hands CLI', () => {
     const flag = hands(['serve', '--ring-lines', 'many'])
     expect(flag.code).toBe(2)
     expect(flag.stderr).toContain('--ring-lines takes a positive integer')
-  }, 120_000)
+  }, 240_000)
 
   it('serve documents the HTTP limits and refuses them without --http or with a bad value', () => {
     const help = hands(['serve', '--help'])
@@ -162,5 +162,5 @@ describe('hands CLI', () => {
     const bad = hands(['serve', '--http', '127.0.0.1:0', '--session-idle-ms', '0'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('--session-idle-ms takes a positive integer')
-  }, 120_000)
+  }, 240_000)
 })

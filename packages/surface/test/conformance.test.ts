@@ -61,7 +61,7 @@ describe('the official MCP conformance suite against hands serve --http', () => 
       },
     )
     found = results(out.dir)
-  }, 240_000)
+  }, 480_000)
 
   afterAll(async () => {
     await server?.stop()

@@ -57,5 +57,5 @@ describe('shell limits as server flags', () => {
     expect(await eventually(() => serverPid === null || !isAlive(serverPid))).toBe(true)
     expect(isAlive(first.pid)).toBe(false)
     expect(await eventually(() => processesMentioning(root.dir).length === 0)).toBe(true)
-  }, 60_000)
+  }, 120_000)
 })

@@ -59,7 +59,7 @@ describe('a client cancelling a shell_run (notifications/cancelled)', () => {
       if (pid !== null) await eventually(() => !isAlive(pid))
     })
     await cancelAndCheck(c.client, root.dir, tmp.dir)
-  }, 90_000)
+  }, 180_000)
 
   it('over HTTP does the same', async () => {
     const s = await serveHttpProcess(['--stop-grace-ms', '300'])
@@ -67,5 +67,5 @@ describe('a client cancelling a shell_run (notifications/cancelled)', () => {
     const c = await httpClient(s.url)
     cleanups.push(() => c.client.close())
     await cancelAndCheck(c.client, s.root, s.tmp)
-  }, 90_000)
+  }, 180_000)
 })

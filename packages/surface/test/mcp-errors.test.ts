@@ -85,7 +85,7 @@ describe('hands serve over stdio, strict as HTTP', () => {
     s.send(line({ jsonrpc: '2.0', method: 'notifications/initialized' }))
     s.send(line({ jsonrpc: '2.0', id: 'list', method: 'tools/list' }))
     expect((await s.reply('list')).result?.['tools']).toHaveLength(10)
-  }, 60_000)
+  }, 120_000)
 
   it('answers a line that is not JSON with -32700 and id null, one that is no JSON-RPC message with -32600, and goes on serving', async () => {
     const s = rawStdio()
@@ -100,7 +100,7 @@ describe('hands serve over stdio, strict as HTTP', () => {
     expect(parse?.error?.message).toMatch(/^Parse error: the line is not JSON \(.+\); send one JSON-RPC message per line$/)
     expect(invalid).toMatchObject({ id: 7, error: { code: -32600 } })
     expect(invalid?.error?.message).toContain('is not a JSON-RPC 2.0 message')
-  }, 60_000)
+  }, 120_000)
 })
 
 /** Bad params of every kind, each with the field its one-line message must name. */
@@ -135,7 +135,7 @@ describe('bad params of any method, through the SDK client', () => {
     const c = await connectAs(['--root', root.dir])
     cleanups.push(() => c.client.close())
     await expectInvalidParams(c.client)
-  }, 60_000)
+  }, 120_000)
 
   it('over HTTP: the same', async () => {
     const s = await serveHttpProcess()
@@ -143,5 +143,5 @@ describe('bad params of any method, through the SDK client', () => {
     const c = await httpClient(s.url)
     cleanups.push(() => c.client.close())
     await expectInvalidParams(c.client)
-  }, 60_000)
+  }, 120_000)
 })

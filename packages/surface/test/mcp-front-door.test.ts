@@ -89,7 +89,7 @@ describe('hands serve --http: the front door', () => {
     expect([...answers]).toEqual([[415, 200]])
     expect(most).toBe(0)
     expect(leftovers(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
-  }, 120_000)
+  }, 240_000)
 
   it("starts an accepted session's shell runtime once it is initialized, and one that never calls a tool leaves nothing when it ends", async () => {
     const s = await started()
@@ -107,7 +107,7 @@ describe('hands serve --http: the front door', () => {
     await c.client.listResources()
     await c.transport.terminateSession()
     expect(await nothingLeft(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
-  }, 60_000)
+  }, 120_000)
 
   it('leaves nothing of sessions ended while their shell runtime is still starting', async () => {
     const s = await started()
@@ -121,7 +121,7 @@ describe('hands serve --http: the front door', () => {
       expect(ended.status).toBe(200)
     }
     expect(await nothingLeft(s, s.cgroup)).toEqual({ cgroups: [], spools: [], processes: [] })
-  }, 120_000)
+  }, 240_000)
 
   it('refuses a foreign Origin with 403 before creating anything, and serves none, loopback and allowed ones', async () => {
     const s = await started(['--allow-host', 'hands.test'])
@@ -141,7 +141,7 @@ describe('hands serve --http: the front door', () => {
     expect((await post(undefined, 'elsewhere.test')).status).toBe(403)
     const put = await raw(s.url, { method: 'PUT', headers: JSON_HEADERS, body: init })
     expect(put.status).toBe(405)
-  }, 60_000)
+  }, 120_000)
 
   it('answers a 1 GB POST with 413 without buffering it, and the server stays small', async () => {
     const s = await started(['--max-body-bytes', String(1024 * 1024)])
@@ -159,7 +159,7 @@ describe('hands serve --http: the front door', () => {
     const c = await httpClient(s.url)
     cleanups.push(() => c.client.close())
     expect((await c.client.listTools()).tools).toHaveLength(10)
-  }, 120_000)
+  }, 240_000)
 
   it('serves on --http 127.0.0.2:PORT: the Host allowlist follows the bind address', async () => {
     const s = await started([], '127.0.0.2:0')
@@ -168,7 +168,7 @@ describe('hands serve --http: the front door', () => {
     cleanups.push(() => c.client.close())
     expect((await c.client.listTools()).tools).toHaveLength(10)
     expect((await raw(s.url, { headers: { ...JSON_HEADERS, host: 'evil.example' }, body: init })).status).toBe(403)
-  }, 60_000)
+  }, 120_000)
 
   it("refuses every request from a command of any hands server, confined or not, and serves the person's own client", async () => {
     const s = await started()
@@ -198,5 +198,5 @@ except urllib.error.HTTPError as e:
       expect(out, args.join(' ')).toMatch(/^403 .*hands refuses this request: the process that connected \(pid \d+\) runs (inside a hands job|sandboxed)/)
     }
     expect(s.stderr()).not.toContain('hands: http request failed')
-  }, 180_000)
+  }, 360_000)
 })

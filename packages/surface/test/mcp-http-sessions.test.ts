@@ -81,7 +81,7 @@ describe('hands serve --http: sessions that end', () => {
       await eventually(() => {
         const left = leftovers(s, cgroup)
         return left.spools.length === 1 && (cgroup === null || left.cgroups.length === 1) && itsOwn(left)
-      }, 30_000),
+      }, 120_000),
       JSON.stringify(leftovers(s, cgroup)),
     ).toBe(true)
     expect(isAlive(keptShell.pid)).toBe(true)
@@ -101,7 +101,7 @@ describe('hands serve --http: sessions that end', () => {
     expect(await eventually(() => !isAlive(keptShell.pid))).toBe(true)
     const left = await nothingLeft(s, cgroup)
     expect(left).toEqual({ cgroups: [], spools: [], processes: [] })
-  }, 180_000)
+  }, 360_000)
 
   it('refuses the 33rd session with 503 and a JSON-RPC error saying why, and keeps the first 32 working', async () => {
     const s = await serveHttpProcess()
@@ -131,7 +131,7 @@ describe('hands serve --http: sessions that end', () => {
     const next = await httpClient(s.url)
     cleanups.push(() => next.client.close())
     expect(structured(await next.client.callTool({ name: 'file_exists', arguments: { paths: ['.'] } }))).toEqual({ paths: [{ path: '.', is_exists: true }] })
-  }, 120_000)
+  }, 240_000)
 
   it('at the cap, closes the least recently used idle session that runs no shell to admit a new one, and answers 503 only when none is', async () => {
     const s = await serveHttpProcess(['--max-sessions', '3', '--evict-idle-ms', '4000'])
@@ -169,7 +169,7 @@ describe('hands serve --http: sessions that end', () => {
     const refused = await post(s.url, JSON.stringify({ ...INITIALIZE, id: 'one-more' }))
     expect(refused.status).toBe(503)
     expect(jsonRpc(refused.text).error?.message).toContain('every one of them is busy (a request open or a shell running) or was used in the last 4 s')
-  }, 60_000)
+  }, 120_000)
 
   it('runs the login shell once for a server with 20 sessions, every one of which sees its environment', async () => {
     const home = countingHome()
@@ -186,5 +186,5 @@ describe('hands serve --http: sessions that end', () => {
     )
     for (const r of homes) expect(r.commands[0]?.stdout).toBe(`${home.home}\n`)
     expect(home.count()).toBe(1)
-  }, 120_000)
+  }, 240_000)
 })

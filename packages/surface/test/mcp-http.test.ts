@@ -41,7 +41,7 @@ describe('hands serve over Streamable HTTP', () => {
     await client.close()
     expect(await eventually(() => !isAlive(bg.pid))).toBe(true)
     expect(await eventually(() => processesMentioning(root.dir).length === 0)).toBe(true)
-  }, 60_000)
+  }, 120_000)
 
   it('refuses a non-loopback bind unless remote access is allowed', async () => {
     await expect(serveHttp({ host: '0.0.0.0', port: 0 })).rejects.toThrow(/--allow-remote/)
@@ -86,5 +86,5 @@ describe('hands serve over Streamable HTTP', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
     expect(code).not.toBe(0)
     expect(stderr).toContain('--allow-remote')
-  }, 30_000)
+  }, 120_000)
 })

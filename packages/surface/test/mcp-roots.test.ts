@@ -59,7 +59,7 @@ describe('hands serve over stdio with a client that offers roots (the MCP roots 
     expect((await run(c, ['pwd'])).cwd).toBe(c2)
     expect(envelope(await c.client.callTool({ name: 'file_exists', arguments: { paths: [join(a, 'in-a')] } }))).toMatchObject({ code: 'outside_roots' })
     expect(c.notices.join('\n')).toContain(`roots: ${c2} (from the client)`)
-  }, 60_000)
+  }, 120_000)
 
   it('with --root, takes only the client roots inside it and names each one it refused in a log notice', async () => {
     const host = dir()
@@ -74,7 +74,7 @@ describe('hands serve over stdio with a client that offers roots (the MCP roots 
     // None acceptable: the host's roots again.
     await c.setRoots([uri(outside)])
     expect((await run(c, ['pwd'])).cwd).toBe(host)
-  }, 60_000)
+  }, 120_000)
 
   it('keeps a background shell started under the old roots running and reachable; new commands, and new shells, get the new roots', async () => {
     const [a, b] = [dir(), dir()]
@@ -129,7 +129,7 @@ describe('hands serve over stdio with a client that offers roots (the MCP roots 
     const pid = c.transport.pid as number
     await c.client.close()
     expect(await eventually(() => !isAlive(pid) && processesMentioning(b).length === 0), JSON.stringify(processesMentioning(b))).toBe(true)
-  }, 90_000)
+  }, 180_000)
 })
 
 describe('hands serve started in / or the home directory without --root', () => {
@@ -148,7 +148,7 @@ describe('hands serve started in / or the home directory without --root', () => 
     expect(await eventually(() => c.notices.some((n) => n.startsWith('this session has no root')))).toBe(true)
     expect(count(c.stderr(), 'without --root')).toBe(1)
     expect(c.stderr()).toContain('roots none')
-  }, 60_000)
+  }, 120_000)
 
   it('in the home directory, with a client that offers roots: serves them', async () => {
     const home = dir('hands-home-')
@@ -157,7 +157,7 @@ describe('hands serve started in / or the home directory without --root', () => 
     expect((await run(c, ['pwd'])).cwd).toBe(project)
     expect(count(c.stderr(), 'without --root')).toBe(1)
     expect(c.stderr()).toContain(`started in ${home} (your home directory) without --root`)
-  }, 60_000)
+  }, 120_000)
 
   it('serves --root / when it is given on purpose, with one warning', async () => {
     const c = await connect(['--root', '/'], { cwd: '/' })
@@ -166,5 +166,5 @@ describe('hands serve started in / or the home directory without --root', () => 
     })
     expect(count(c.stderr(), 'warning: --root / (the whole filesystem)')).toBe(1)
     expect(c.stderr()).not.toContain('without --root')
-  }, 60_000)
+  }, 120_000)
 })

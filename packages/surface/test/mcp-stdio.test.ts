@@ -79,7 +79,7 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     })
     expect((del.content as Array<{ text: string }>)[0]?.text).toBe('deleted d\nmissing missing')
     await closeAndProveGone(c)
-  }, 60_000)
+  }, 120_000)
 
   it('runs a background http.server, polls it with shell_logs until it serves, fetches it with shell_run and curl, and stops it for good', async () => {
     const c = await open([])
@@ -123,7 +123,7 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     expect(after.commands[0]?.exit).not.toBe(0)
     expect(envelope(await c.client.callTool({ name: 'shell_logs', arguments: { id: 'web' } }))).toMatchObject({ code: 'unknown_id' })
     await closeAndProveGone(c)
-  }, 90_000)
+  }, 180_000)
 
   it('types into a Python REPL and reads the answer', async () => {
     const c = await open([])
@@ -141,7 +141,7 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     })
     expect(seen).toBe(true)
     await closeAndProveGone(c)
-  }, 60_000)
+  }, 120_000)
 
   it('returns the error envelope for every kind of failure, with isError and no structured content', async () => {
     const c = await open([])
@@ -174,7 +174,7 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     ).toBe(true)
     expect(envelope(await c.client.callTool({ name: 'shell_type', arguments: { id: 'quick', text: 'x' } }))).toMatchObject({ code: 'not_running' })
     await closeAndProveGone(c)
-  }, 60_000)
+  }, 120_000)
 
   it('keeps host secrets out of commands unless --env-allow names them', async () => {
     const hidden = await open([], { MY_API_KEY: 'sekrit' })
@@ -189,7 +189,7 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     )
     expect(s.commands[0]?.stdout).toBe('sekrit\n')
     await closeAndProveGone(allowed)
-  }, 60_000)
+  }, 120_000)
 
   it("keeps the environment of the server and of its pnpm and sh ancestors out of every command's reach; says so at start", async () => {
     // Every ancestor of the command up to pid 1: the server, pnpm, the shells that started them.
@@ -213,7 +213,7 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     expect(o.commands[0]?.stdout).toContain('MY_API_KEY=sk-server-sekrit')
     expect(o.commands[0]?.note).toContain("read the server's environment")
     await closeAndProveGone(off)
-  }, 60_000)
+  }, 120_000)
 
   it('answers a call to a tool it does not serve with the protocol error -32602, not a tool result', async () => {
     const c = await open([])
@@ -296,7 +296,7 @@ describe('hands serve over stdio, driven by the MCP SDK client', () => {
     expect(big.commands[0]?.stdout).toBe(`${near.length}\n`)
     expect(c.stderr()).toContain('dropped a stdio message of')
     await closeAndProveGone(c)
-  }, 90_000)
+  }, 180_000)
 
   it('shows a person every path of a delete escaped, one per line, saying which are directories and how much they hold', async () => {
     const asked: string[] = []

@@ -20,14 +20,14 @@ describe(`the Python MCP SDK ${PYTHON_MCP} client against hands serve over stdio
   const b = tempRoot()
 
   beforeAll(() => {
-    if (existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import mcp'], { timeout: 60_000 }).status === 0) return
-    const venv = spawnSync('python3', ['-m', 'venv', '--clear', VENV], { encoding: 'utf8', timeout: 120_000 })
+    if (existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import mcp'], { timeout: 120_000 }).status === 0) return
+    const venv = spawnSync('python3', ['-m', 'venv', '--clear', VENV], { encoding: 'utf8', timeout: 240_000 })
     const pip =
       venv.status === 0
-        ? spawnSync(join(VENV, 'bin', 'pip'), ['install', '-q', '--retries', '0', `mcp==${PYTHON_MCP}`], { encoding: 'utf8', timeout: 300_000 })
+        ? spawnSync(join(VENV, 'bin', 'pip'), ['install', '-q', '--retries', '0', `mcp==${PYTHON_MCP}`], { encoding: 'utf8', timeout: 600_000 })
         : venv
     if (pip.status !== 0) throw new Error(`could not install the Python MCP SDK (pip install mcp==${PYTHON_MCP}): ${pip.stderr}`)
-  }, 420_000)
+  }, 840_000)
 
   afterAll(() => {
     a.remove()
@@ -38,7 +38,7 @@ describe(`the Python MCP SDK ${PYTHON_MCP} client against hands serve over stdio
     const { INIT_CWD: _init, npm_lifecycle_event: _event, ...env } = process.env
     const { stdout } = await run(PYTHON, [SCRIPT, a.dir, b.dir, '/', ...handsArgv(['serve'])], {
       env,
-      timeout: 120_000,
+      timeout: 240_000,
     })
     const seen = JSON.parse(stdout.trim().split('\n').pop() as string) as Record<string, unknown>
     expect(seen).toMatchObject({
@@ -51,5 +51,5 @@ describe(`the Python MCP SDK ${PYTHON_MCP} client against hands serve over stdio
     })
     expect(seen['notices']).toEqual([`roots: ${a.dir} (from the client)`, `roots: ${b.dir} (from the client)`])
     expect(await eventually(() => processesMentioning('sleep 4321').length === 0)).toBe(true)
-  }, 180_000)
+  }, 360_000)
 })

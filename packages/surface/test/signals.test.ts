@@ -46,6 +46,6 @@ describe('hands serve on a signal', () => {
       } finally {
         root.remove()
       }
-    }, 60_000)
+    }, 120_000)
   }
 })

@@ -46,7 +46,7 @@ describe('hands serve over stdio, start-up', () => {
     expect(replies[2]?.result['structuredContent']).toEqual({ paths: [{ path: '.', is_exists: true }] })
     child.stdin.end()
     expect(await eventually(() => child.pid === undefined || !isAlive(child.pid))).toBe(true)
-  }, 90_000)
+  }, 180_000)
 
   it('answers tools/list from the generated tool list without loading the tools, and loads them once the client has initialized', async () => {
     const root = tempRoot()
@@ -73,7 +73,7 @@ describe('hands serve over stdio, start-up', () => {
     expect(await eventually(() => err.includes('serving MCP over stdio'), 60_000)).toBe(true)
     child.stdin.end()
     expect(await eventually(() => child.pid === undefined || !isAlive(child.pid))).toBe(true)
-  }, 90_000)
+  }, 180_000)
 
   it('refuses a --root that is not a directory with exit 2 before the handshake, naming it', () => {
     const [command, ...argv] = handsArgv(['serve', '--root', '/nonexistent/hands-root'])
@@ -81,10 +81,10 @@ describe('hands serve over stdio, start-up', () => {
       cwd: REPO,
       encoding: 'utf8',
       input: '',
-      timeout: 60_000,
+      timeout: 120_000,
     })
     expect(r.status).toBe(2)
     expect(r.stdout).toBe('')
     expect(r.stderr).toContain('--root /nonexistent/hands-root is not a directory')
-  }, 60_000)
+  }, 120_000)
 })

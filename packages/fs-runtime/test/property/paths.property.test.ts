@@ -126,7 +126,7 @@ describe('property: random paths stay inside the roots or are refused', () => {
     expect(acted).toBeGreaterThan(100)
     expect(refused).toBeGreaterThan(100)
     console.info(`property: ${acted} calls acted, ${refused} refused, sentinel untouched`)
-  }, 120_000)
+  }, 240_000)
 
   it('leaves the roots untouched when a call is refused before acting', async () => {
     await fc.assert(
@@ -144,5 +144,5 @@ describe('property: random paths stay inside the roots or are refused', () => {
       }),
       { numRuns: 500 },
     )
-  }, 120_000)
+  }, 240_000)
 })

@@ -214,5 +214,5 @@ describe('race: a directory swapped for a symlink to outside while tools run', (
       }
     })
     expect(hitAt, 'the naive copy never wrote outside: the race harness is too weak').toBeGreaterThanOrEqual(0)
-  }, 120_000)
+  }, 240_000)
 })

@@ -119,7 +119,7 @@ describe('sparse files', () => {
     expectSparseCopy(src, join(w.root, 'hole-copy'))
     expect(allocated(join(w.root, 'hole-copy'))).toBeLessThanOrEqual(SLACK_BYTES)
     console.info(`sparse: 1 GiB hole copied in ${ms.toFixed(0)} ms, ${allocated(join(w.root, 'hole-copy'))} bytes allocated`)
-  }, 120_000)
+  }, 240_000)
 
   it('copies data islands in holes byte for byte, allocating no more than the source', async () => {
     const src = join(w.root, 'islands')
@@ -129,7 +129,7 @@ describe('sparse files', () => {
     await w.fs.copy({ src: 'islands', dest: 'islands-copy' })
     expectSparseCopy(src, join(w.root, 'islands-copy'))
     expect(statSync(join(w.root, 'islands-copy')).mode & 0o7777).toBe(0o640)
-  }, 60_000)
+  }, 120_000)
 
   it('keeps the holes of a sparse file inside a copied tree', async () => {
     const src = join(w.root, 'tree/deep/islands')
@@ -140,7 +140,7 @@ describe('sparse files', () => {
     await w.fs.copy({ src: 'tree', dest: 'tree-copy' })
     expectSparseCopy(src, join(w.root, 'tree-copy/deep/islands'))
     expect(sameBytes(join(w.root, 'tree/dense'), join(w.root, 'tree-copy/dense'))).toBe(true)
-  }, 60_000)
+  }, 120_000)
 
   it('keeps holes when replacing an existing dest', async () => {
     const src = join(w.root, 'islands')
@@ -149,7 +149,7 @@ describe('sparse files', () => {
     if (!keepsHoles(src)) return
     await w.fs.copy({ src: 'islands', dest: 'old', is_overwrite: true })
     expectSparseCopy(src, join(w.root, 'old'))
-  }, 60_000)
+  }, 120_000)
 
   it('reads a sparse file only up to its last block of data where the kernel counts its blocks', async () => {
     const src = join(w.root, 'head')
@@ -164,7 +164,7 @@ describe('sparse files', () => {
     expectSparseCopy(src, join(w.root, 'head-copy'))
     // The data ends in the first MiB; the next chunk may be in flight when that is known.
     expect(read, `read ${read} bytes of a file with 300 KiB of data`).toBeLessThan(4 * MiB)
-  }, 60_000)
+  }, 120_000)
 
   it('keeps the holes and the bytes of data islands on tmpfs', async () => {
     const other = otherDevice(w.base)
@@ -181,7 +181,7 @@ describe('sparse files', () => {
     } finally {
       rmSync(other, { recursive: true, force: true })
     }
-  }, 60_000)
+  }, 120_000)
 
   it('keeps holes when the holes are read through the page cache (no direct reads)', async () => {
     const src = join(w.root, 'islands')
@@ -194,7 +194,7 @@ describe('sparse files', () => {
       setDirectReads(true)
     }
     expectSparseCopy(src, join(w.root, 'islands-copy'))
-  }, 60_000)
+  }, 120_000)
 
   it('keeps holes without /proc pinning (the path-handle fallback)', async () => {
     const src = join(w.root, 'islands')
@@ -207,7 +207,7 @@ describe('sparse files', () => {
       setPinning(true)
     }
     expectSparseCopy(src, join(w.root, 'islands-copy'))
-  }, 60_000)
+  }, 120_000)
 
   it('keeps holes when moving a sparse file across filesystems', async () => {
     const other = otherDevice(w.base)
@@ -226,5 +226,5 @@ describe('sparse files', () => {
     } finally {
       rmSync(other, { recursive: true, force: true })
     }
-  }, 120_000)
+  }, 240_000)
 })

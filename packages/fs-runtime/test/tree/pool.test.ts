@@ -107,7 +107,7 @@ describe.each([
     await w.fs.delete({ paths: ['dest'] })
     expect(present(join(w.root, 'dest'))).toBe(false)
     expect(openUnder(w.base)).toEqual([])
-  }, 60_000)
+  }, 120_000)
 
   it('copies and deletes such a tree through path handles too (no /proc pinning)', async () => {
     bigTree(join(w.root, 'src'))
@@ -117,7 +117,7 @@ describe.each([
     expect(describeTree(join(w.root, 'dest'))).toEqual(describeTree(join(w.root, 'src')))
     await w.fs.delete({ paths: ['dest', 'src'] })
     expect(listTree(w.root)).toEqual({})
-  }, 60_000)
+  }, 120_000)
 
   it('stops a tree copy at a file that changed kind after the listing, removes the partial copy and keeps dest', async () => {
     bigTree(join(w.root, 'src'))
@@ -138,7 +138,7 @@ describe.each([
     expect(listTree(join(w.root, 'dest'))).toEqual({ old: 'file:the old dest' })
     expect(readdirSync(w.root).filter((n) => n.includes('hands-'))).toEqual([])
     expect(openUnder(w.base)).toEqual([])
-  }, 60_000)
+  }, 120_000)
 
   it('deletes a tree while entries are swapped (a file for a directory, a directory for a file) as it goes', async () => {
     bigTree(join(w.root, 'doomed'))
@@ -156,17 +156,17 @@ describe.each([
     await fs.delete({ paths: ['doomed'] })
     expect(present(join(w.root, 'doomed'))).toBe(false)
     expect(w.sentinel()).toBe(before)
-  }, 60_000)
+  }, 120_000)
 })
 
 describe('tree pool lifetime', () => {
   it('lets a process that copied and deleted a large tree on worker threads exit on its own', () => {
     const script = fileURLToPath(new URL('../fixtures/copy-and-exit.ts', import.meta.url))
     bigTree(join(w.root, 'src'))
-    const r = spawnSync(process.execPath, ['--conditions=hands-source', '--import', 'tsx', script, w.root], { encoding: 'utf8', timeout: 60_000 })
+    const r = spawnSync(process.execPath, ['--conditions=hands-source', '--import', 'tsx', script, w.root], { encoding: 'utf8', timeout: 120_000 })
     expect(r.error, 'the process did not exit by itself').toBeUndefined()
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toContain('copied and deleted')
     expect(hashTree(join(w.root, 'copy'))).toBe(hashTree(join(w.root, 'src')))
-  }, 90_000)
+  }, 180_000)
 })

@@ -48,7 +48,7 @@ beforeAll(() => {
     virtual[`test/adapters/docs-adapters-${i + 1}.ts`] = text
   })
   errors = typecheck(['test/adapters/sdk-types.ts'], virtual, inject('sdkAliases') ?? {})
-}, 180_000)
+}, 360_000)
 
 const errorsIn = (file: string) => errors.filter((e) => e.startsWith(`surface/test/adapters/${file}:`))
 

@@ -49,11 +49,11 @@ beforeAll(() => {
   surface.tools.find((t: { name: string }) => t.name === 'shell_logs').input_schema.properties.n.maximum = 5000
   next = join(root.dir, 'next-surface.json')
   writeFileSync(next, JSON.stringify(surface, null, 2))
-}, 120_000)
+}, 240_000)
 afterAll(root.remove)
 
 // Each case starts the CLI (a few seconds each on a loaded machine): a generous bound, not a timing.
-describe('hands contract diff from an installed package', { timeout: 120_000 }, () => {
+describe('hands contract diff from an installed package', { timeout: 240_000 }, () => {
   it('ships surface.json in the packed @hands/contracts, identical to generated/surface.json', () => {
     expect(readFileSync(join(packageDir, 'surface.json'), 'utf8')).toBe(readFileSync(join(REPO, 'generated', 'surface.json'), 'utf8'))
   })

@@ -19,7 +19,7 @@ describe('the rendering examples of the surface file', () => {
     const r = spawnSync(join(REPO, 'node_modules', '.bin', 'tsx'), ['--conditions=hands-source', join(SURFACE, 'test', 'fixtures', 'render-coverage.ts')], {
       cwd: SURFACE,
       encoding: 'utf8',
-      timeout: 60_000,
+      timeout: 120_000,
     })
     expect(r.status, r.stderr).toBe(0)
     const unrun = JSON.parse(r.stdout) as Record<string, string[]>
