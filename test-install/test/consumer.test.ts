@@ -77,7 +77,7 @@ function processesUnder(dir: string): string[] {
 }
 
 async function noneLeft(dir: string): Promise<string[]> {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 300; i++) {
     const left = processesUnder(dir)
     if (left.length === 0) return left
     await new Promise((r) => setTimeout(r, 100))

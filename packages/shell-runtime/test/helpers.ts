@@ -71,7 +71,7 @@ export function killLater(pids: number[]): void {
 }
 
 /** Poll `check` until it returns a non-undefined value, or throw after `ms` (generous: the machine is shared). */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, ms = 20_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, ms = 60_000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + ms
   for (;;) {
     const v = await check()

@@ -35,7 +35,7 @@ export function processesMentioning(marker: string): Array<{ pid: number; cmd: s
 }
 
 /** Poll `predicate` every 50 ms for up to `ms`; true as soon as it holds. */
-export async function eventually(predicate: () => boolean | Promise<boolean>, ms = 15_000): Promise<boolean> {
+export async function eventually(predicate: () => boolean | Promise<boolean>, ms = 60_000): Promise<boolean> {
   const end = Date.now() + ms
   while (Date.now() < end) {
     if (await predicate()) return true

@@ -128,7 +128,7 @@ export function serverCgroup(pid: number): string | null {
 }
 
 /** True once nothing of `s`'s sessions is left. */
-export async function nothingLeft(s: Pick<ServedHttp, 'pid' | 'tmp' | 'root'>, cgroupDir: string | null, ms = 30_000): Promise<Leftovers> {
+export async function nothingLeft(s: Pick<ServedHttp, 'pid' | 'tmp' | 'root'>, cgroupDir: string | null, ms = 60_000): Promise<Leftovers> {
   let last = leftovers(s, cgroupDir)
   await eventually(() => {
     last = leftovers(s, cgroupDir)
