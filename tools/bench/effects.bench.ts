@@ -10,7 +10,7 @@
  * seccomp user notification costs on this machine, which the relay's ratio is read against.
  * BENCH_EFFECTS_BURST_ONLY=1 runs (2) alone.
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -47,21 +47,6 @@ function buildFloor(dir: string): string | null {
   }
   console.log('(no floor row: no C compiler)')
   return null
-}
-
-/** Milliseconds `bash -c script` takes in `cwd`, run by `prefix` when given (spawn to exit). */
-function direct(script: string, cwd: string, prefix: string[] = []): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const argv = [...prefix, 'bash', '-c', script]
-    const started = performance.now()
-    const child = spawn(argv[0] as string, argv.slice(1), { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
-    let err = ''
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString()
-    })
-    child.once('error', reject)
-    child.once('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`${argv.join(' ')}: exit ${code}: ${err}`))))
-  })
 }
 
 const made: Array<{ root: string; rts: ShellRuntime[] }> = []
@@ -117,10 +102,15 @@ try {
       const remove = { on: [] as number[], off: [] as number[] }
       let counted = -1
       const burst = (dir: string) => `${isMade ? `mkdir ${dir} && ` : ''}${python(dir)}`
+      /** The directory round `r` of `mode` makes its files in (made beforehand when it is to stand before). */
+      const dirOf = (mode: keyof typeof make, r: number) => {
+        const dir = `${mode}-${r}-${isMade ? 'made' : 'old'}`
+        if (!isMade) mkdirSync(join(root, dir))
+        return dir
+      }
       const steps = (r: number) => [
         ...(['on', 'off'] as const).map((mode) => async () => {
-          const dir = `${mode}-${r}-${isMade ? 'made' : 'old'}`
-          if (!isMade) mkdirSync(join(root, dir))
+          const dir = dirOf(mode, r)
           const result = await (mode === 'on' ? on : off).shell_run({ commands: [burst(dir), `rm -rf ${dir}`] })
           if (result.exit !== 0) throw new Error(result.commands.map((c) => c.stderr).join('\n'))
           if (mode === 'on') counted = result.commands[0]?.changes.counts.created ?? -1
@@ -128,9 +118,8 @@ try {
           remove[mode].push(result.commands[1]?.duration_ms ?? 0)
         }),
         ...(floor === null ? [] : (['direct', 'floor'] as const)).map((mode) => async () => {
-          const dir = `${mode}-${r}-${isMade ? 'made' : 'old'}`
-          if (!isMade) mkdirSync(join(root, dir))
-          make[mode].push(await direct(burst(dir), root, mode === 'floor' ? [floor as string] : []))
+          const dir = dirOf(mode, r)
+          make[mode].push(await timed(() => rawSpawn(burst(dir), undefined, { cwd: root, prefix: mode === 'floor' ? [floor as string] : [] })))
           rmSync(join(root, dir), { recursive: true })
         }),
       ]

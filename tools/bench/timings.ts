@@ -31,14 +31,20 @@ export async function inTurn(round: number, steps: ReadonlyArray<() => Promise<u
 /**
  * The baseline of every per-call figure: spawn `bash -c <script>` with stdin ignored and both
  * outputs on pipes (as shell_run runs a command), read them, and resolve once it has exited and
- * the pipes have closed. `onStdout` is told the size of each chunk of its output.
+ * the pipes have closed; reject when it exits non-zero (a failed baseline is no baseline).
+ * `onStdout` is told the size of each chunk of its output; `prefix` runs bash under another
+ * program (a supervisor), in `cwd`.
  */
-export function rawSpawn(script = 'true', onStdout?: (bytes: number) => void): Promise<void> {
+export function rawSpawn(script = 'true', onStdout?: (bytes: number) => void, options: { cwd?: string; prefix?: string[] } = {}): Promise<void> {
+  const argv = [...(options.prefix ?? []), 'bash', '-c', script]
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(argv[0] as string, argv.slice(1), { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
     child.stdout.on('data', (d: Buffer) => onStdout?.(d.length))
-    child.stderr.resume()
+    child.stderr.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-2000)
+    })
     child.once('error', reject)
-    child.once('close', () => resolve())
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${argv.join(' ')}: exit ${code}: ${stderr}`))))
   })
 }
