@@ -3,11 +3,10 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { contract } from '../../src/cli/contract.ts'
+import { handsArgv } from '../helpers/cli.ts'
 import { REPO } from '../helpers/mcp.ts'
 import { tempRoot } from '../helpers/tmp.ts'
 
-const TSX = join(REPO, 'node_modules', '.bin', 'tsx')
-const MAIN = join(REPO, 'packages', 'surface', 'src', 'cli', 'main.ts')
 const CONTRACTS = join(REPO, 'packages', 'contracts')
 
 // Everything lives in a temp directory outside the workspace, as in a consuming project.
@@ -25,9 +24,10 @@ function inProcess(...args: string[]) {
   return { code, out, err }
 }
 
-/** The `hands` CLI run from the temp directory. */
+/** The `hands` bin, as built, run from the temp directory. */
 function hands(...args: string[]) {
-  const r = spawnSync(TSX, ['--conditions=hands-source', MAIN, ...args], { cwd: root.dir, encoding: 'utf8' })
+  const [node, ...argv] = handsArgv(args)
+  const r = spawnSync(node, argv, { cwd: root.dir, encoding: 'utf8' })
   return { code: r.status, out: r.stdout, err: r.stderr }
 }
 
