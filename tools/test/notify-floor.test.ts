@@ -16,7 +16,10 @@ function callsIn(file: string, start: RegExp): string[] {
 describe('the notification floor of pnpm bench effects', () => {
   it('supervises the very calls the relay records on the native table, so the floor and the relay pay for the same calls', () => {
     const relay = callsIn('packages/shell-runtime/native/seccomp.c', /native_calls\[\] = \{/)
-    const floor = [...callsIn('tools/bench/fixtures/notify-floor.c', /always\[\] = \{/), ...callsIn('tools/bench/fixtures/notify-floor.c', /opens\[\] = \{/)].sort()
+    const floor = [
+      ...callsIn('tools/bench/fixtures/notify-floor.c', /always\[\] = \{/),
+      ...callsIn('tools/bench/fixtures/notify-floor.c', /opens\[\] = \{/),
+    ].sort()
     expect(relay.length).toBeGreaterThan(30)
     expect(floor).toEqual(relay)
   })
