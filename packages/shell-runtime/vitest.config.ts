@@ -1,1 +1,4 @@
-export { default } from '../../vitest.shared.ts'
+import shared from '../../vitest.shared.ts'
+
+// The host fixtures run built: test/global-setup.ts bundles them against dist/ (building it unless turbo just did).
+export default { ...shared, test: { ...shared.test, globalSetup: ['test/global-setup.ts'] } }

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { shellLogs, shellRun, shellStop, type Changes } from '@hands/contracts'
 import type { ShellRuntime } from '@hands/shell-runtime'
 import { describe, expect, it } from 'vitest'
-import { eventually, FIXTURES, logsUntil, makeRuntime, MECHANISMS, tempDir, valid } from './helpers.ts'
+import { eventually, hostArgv, logsUntil, makeRuntime, MECHANISMS, tempDir, valid } from './helpers.ts'
 
 const isRoot = process.getuid?.() === 0
 /** Off is observed only when hands runs as root (see docs/effects.md). */
@@ -340,20 +340,7 @@ describe.skipIf(!isRoot)('as an unprivileged user', () => {
     writeFileSync(join(root, 'gone.txt'), 'g\n')
     chownSync(root, NOBODY, NOBODY)
     chownSync(join(root, 'gone.txt'), NOBODY, NOBODY)
-    const argv = [
-      'setpriv',
-      `--reuid=${NOBODY}`,
-      `--regid=${NOBODY}`,
-      '--clear-groups',
-      '--',
-      process.execPath,
-      '--conditions=hands-source',
-      '--import',
-      'tsx',
-      join(FIXTURES, 'effects-host.ts'),
-      confine,
-      root,
-    ]
+    const argv = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', ...hostArgv('effects-host', [confine, root])]
     const [file, ...args] = argv as [string, ...string[]]
     const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: root } })
     let out = ''

@@ -5,10 +5,18 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { checkResult, ToolError } from '@hands/contracts'
 import fc from 'fast-check'
-import { afterEach, expect } from 'vitest'
+import { afterEach, expect, inject } from 'vitest'
 import { createShellRuntime, describeConfinement, type ShellRuntime, type ShellRuntimeOptions } from '../src/index.ts'
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
+
+/** The command line that starts host fixture `name` (test/fixtures/<name>.ts, built against dist/ by global-setup.ts) on plain node. */
+export function hostArgv(
+  name: 'host' | 'host-sessions' | 'effects-host' | 'pressure-host' | 'prompt-host' | 'side-doors',
+  args: string[],
+): [string, ...string[]] {
+  return [process.execPath, join(inject('hostFixtures'), `${name}.mjs`), ...args]
+}
 
 /** Sessions of this test process are named `hands-<pid>-…`. */
 const SESSION = `hands-${process.pid}-`

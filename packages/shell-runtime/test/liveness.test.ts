@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { shellLogs, type ShellLogsResult } from '@hands/contracts'
 import { describe, expect, it } from 'vitest'
 import type { ShellRuntime, ShellRuntimeOptions } from '../src/index.ts'
-import { eventually, FIXTURES, makeRuntime, MECHANISMS, tempDir, valid } from './helpers.ts'
+import { eventually, FIXTURES, hostArgv, makeRuntime, MECHANISMS, tempDir, valid } from './helpers.ts'
 
 /** shell_logs of `id` once `pred` holds (checked against the contract on every read). */
 function logsWhen(rt: ShellRuntime, id: string, pred: (r: ShellLogsResult) => boolean, what: string): Promise<ShellLogsResult> {
@@ -157,15 +157,7 @@ describe.runIf(canDropToNobody)('shell_logs liveness for a host that is not root
         'env',
         `HOME=${home}`,
         `TMPDIR=${root}`,
-        process.execPath,
-        '--conditions=hands-source',
-        '--import',
-        'tsx',
-        join(FIXTURES, 'prompt-host.ts'),
-        root,
-        'off',
-        'su root -c true',
-        'Password',
+        ...hostArgv('prompt-host', [root, 'off', 'su root -c true', 'Password']),
       ],
       { encoding: 'utf8', timeout: 120_000, cwd: join(FIXTURES, '..', '..') },
     )

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { eventually, FIXTURES, makeRuntime, tempDir } from './helpers.ts'
+import { eventually, hostArgv, makeRuntime, tempDir } from './helpers.ts'
 
 /** A fresh child of this process's cgroup in the v1 hierarchy of `controller`, or null. */
 function v1Cgroup(controller: string): string | null {
@@ -43,7 +43,7 @@ interface Outcome {
 /** Run the pressure host inside `cgroup` (it joins before node starts). */
 function hostIn(cgroup: string, scenario: 'oom' | 'bomb'): Promise<Outcome> {
   const root = tempDir(scenario)
-  const node = [process.execPath, '--conditions=hands-source', '--import', 'tsx', join(FIXTURES, 'pressure-host.ts'), scenario, root]
+  const node = hostArgv('pressure-host', [scenario, root])
   // HOME without a profile: the OOM killer or the bound must not stop a login shell midway through
   // someone's profile (pyenv's rehash, say, leaves a lock that stalls every later login shell).
   const child = spawn('bash', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...node], {
@@ -144,9 +144,9 @@ describe('host limits on a session', () => {
   )
 
   it('refuse to start, naming what they need, where no cgroup can hold them', async () => {
-    const script = `import('${join(import.meta.dirname, '..', 'src', 'index.ts')}').then((m) => { try { m.createShellRuntime({ roots: ['/tmp'], memoryLimit: 1 << 30 }); console.log('started') } catch (e) { console.log(e.message) } })`
+    const script = `import('${join(import.meta.dirname, '..', 'dist', 'index.js')}').then((m) => { try { m.createShellRuntime({ roots: ['/tmp'], memoryLimit: 1 << 30 }); console.log('started') } catch (e) { console.log(e.message) } })`
     const prefix: string[] = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : []
-    const command = [...prefix, process.execPath, '--conditions=hands-source', '--import', 'tsx', '-e', script]
+    const command = [...prefix, process.execPath, '--input-type=module', '-e', script]
     const [file, ...args] = command as [string, ...string[]]
     const out = await new Promise<string>((resolve) => {
       const c = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, HOME: '/tmp' } })

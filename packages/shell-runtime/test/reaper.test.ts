@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import type { ConfineMode } from '../src/index.ts'
 import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
 import { registerWithReaper } from '../src/tree/reaper.ts'
-import { alive, eventually, expectReaperAttempt, FIXTURES, jobProcesses, killLater, makeRuntime, MECHANISMS, processesWhere, tempDir } from './helpers.ts'
+import { alive, eventually, expectReaperAttempt, hostArgv, jobProcesses, killLater, makeRuntime, MECHANISMS, processesWhere, tempDir } from './helpers.ts'
 
 const cgroup = findWritableCgroup()
 const everyMode: ConfineMode[] = [...MECHANISMS, 'off']
@@ -29,7 +29,8 @@ interface Report {
 /** Run the three-session host in `scenario`, SIGKILL it once it reported, and return its report. */
 async function killedHost(confine: ConfineMode, scenario: string): Promise<{ report: Report; hostPid: number }> {
   const root = tempDir('reaper')
-  const host = spawn(process.execPath, ['--conditions=hands-source', '--import', 'tsx', join(FIXTURES, 'host-sessions.ts'), confine, root, scenario], {
+  const [node, ...args] = hostArgv('host-sessions', [confine, root, scenario])
+  const host = spawn(node, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   try {

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import { chmodSync, chownSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { FIXTURES, makeRuntime, MECHANISMS, tempDir } from './helpers.ts'
+import { hostArgv, makeRuntime, MECHANISMS, tempDir } from './helpers.ts'
 
 const isRoot = process.getuid?.() === 0
 /** The unprivileged user the attempts run as too (Debian's nobody), when this test runs as root. */
@@ -45,7 +45,7 @@ function host(mode: string, user: (typeof users)[number]): Promise<Report> {
     chownSync(root, NOBODY, NOBODY)
     chmodSync(root, 0o755)
   }
-  const argv = [process.execPath, '--conditions=hands-source', '--import', 'tsx', join(FIXTURES, 'side-doors.ts'), mode, root, outside, 'off']
+  const argv = hostArgv('side-doors', [mode, root, outside, 'off'])
   const [file, ...args] = [...prefix, ...argv] as [string, ...string[]]
   // fd 3: a pipe the host holds without close-on-exec, as a harness's would be.
   const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: { ...process.env, HOME: root } })

@@ -4,16 +4,16 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
-import { alive, eventually, FIXTURES, jobProcesses, logsUntil, makeRuntime, tempDir } from './helpers.ts'
+import { alive, eventually, FIXTURES, hostArgv, jobProcesses, logsUntil, makeRuntime, tempDir } from './helpers.ts'
 
-const HOST = join(FIXTURES, 'host.ts')
 const hasCgroup = findWritableCgroup() !== null
 const modes = hasCgroup ? (['cgroup', 'marker'] as const) : (['marker'] as const)
 
 /** Start a host process with a runtime holding a background tree and a hanging shell_run; resolve its pids. */
 async function startHost(tree: string, how: 'wait' | 'exit') {
   const root = tempDir('host')
-  const child = spawn(process.execPath, ['--conditions=hands-source', '--import', 'tsx', HOST, tree, how, root, FIXTURES], {
+  const [node, ...args] = hostArgv('host', [tree, how, root, FIXTURES])
+  const child = spawn(node, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const line = await new Promise<string>((resolve, reject) => {
