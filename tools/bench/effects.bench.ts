@@ -8,6 +8,8 @@
  * the same command run directly and under a seccomp supervisor that answers every call at once
  * (fixtures/notify-floor.c, built with the C compiler here): the least any observer built on
  * seccomp user notification costs on this machine, which the relay's ratio is read against.
+ * Where this runs as root, also under a fanotify watch of the filesystem drained every 5 ms
+ * (fixtures/fanotify-floor.c): the least the privileged alternative costs, for comparison.
  * BENCH_EFFECTS_BURST_ONLY=1 runs (2) alone.
  */
 import { spawnSync } from 'node:child_process'
@@ -33,19 +35,29 @@ function rootOf(files: number): string {
   return root
 }
 
-/** fixtures/notify-floor.c built into `dir` with $CC, cc or gcc; null (and why, printed) without one. */
-function buildFloor(dir: string): string | null {
-  const out = join(dir, 'notify-floor')
-  const source = new URL('./fixtures/notify-floor.c', import.meta.url).pathname
+/** fixtures/NAME.c built into `dir` with $CC, cc or gcc; null (and why, printed) without one. */
+function buildFixture(dir: string, name: string): string | null {
+  const out = join(dir, name)
+  const source = new URL(`./fixtures/${name}.c`, import.meta.url).pathname
   for (const cc of [process.env.CC, 'cc', 'gcc'].filter((c): c is string => Boolean(c))) {
     const r = spawnSync(cc, ['-O2', '-o', out, source], { encoding: 'utf8' })
     if (r.status === 0) return out
     if (r.error === undefined) {
-      console.log(`(no floor row: ${cc} failed: ${r.stderr.trim().split('\n')[0]})`)
+      console.log(`(no ${name} rows: ${cc} failed: ${r.stderr.trim().split('\n')[0]})`)
       return null
     }
   }
-  console.log('(no floor row: no C compiler)')
+  console.log(`(no ${name} rows: no C compiler)`)
+  return null
+}
+
+/** fixtures/fanotify-floor.c built, when it can watch `dir` here (root); null (and why, printed) otherwise. */
+function buildFanotifyFloor(dir: string, watched: string): string | null {
+  const bin = buildFixture(dir, 'fanotify-floor')
+  if (bin === null) return null
+  const r = spawnSync(bin, [watched, 'true'], { encoding: 'utf8' })
+  if (r.status === 0) return bin
+  console.log(`(no fanotify rows: ${r.stderr.trim()})`)
   return null
 }
 
@@ -86,7 +98,7 @@ try {
   // before it (each file looked at). The files are removed by a second command of the same call,
   // timed apart. The floor's rounds run the same script by a plain spawn, with and without the
   // do-nothing supervisor, in the same turns.
-  const floor = buildFloor(floorDir)
+  const floor = buildFixture(floorDir, 'notify-floor')
   const python = (dir: string) => `python3 -c "import os\nfor i in range(20000):\n  open(os.path.join('${dir}', str(i)), 'w').write('x')"`
   for (const [where, base] of [
     ['tmpfs', '/dev/shm'],
@@ -96,9 +108,10 @@ try {
     const on = createShellRuntime({ roots: [root] })
     const off = createShellRuntime({ roots: [root], changes: false })
     made.push({ root, rts: [on, off] })
+    const fanotify = floor === null ? null : buildFanotifyFloor(floorDir, root)
     for (const dirIs of ['made by the command', 'standing before'] as const) {
       const isMade = dirIs === 'made by the command'
-      const make = { on: [] as number[], off: [] as number[], direct: [] as number[], floor: [] as number[] }
+      const make = { on: [] as number[], off: [] as number[], direct: [] as number[], floor: [] as number[], fanotify: [] as number[] }
       const remove = { on: [] as number[], off: [] as number[] }
       let counted = -1
       const burst = (dir: string) => `${isMade ? `mkdir ${dir} && ` : ''}${python(dir)}`
@@ -117,9 +130,10 @@ try {
           make[mode].push(result.commands[0]?.duration_ms ?? 0)
           remove[mode].push(result.commands[1]?.duration_ms ?? 0)
         }),
-        ...(floor === null ? [] : (['direct', 'floor'] as const)).map((mode) => async () => {
+        ...(floor === null ? [] : (['direct', 'floor', ...(fanotify === null ? [] : ['fanotify' as const])] as const)).map((mode) => async () => {
           const dir = dirOf(mode, r)
-          make[mode].push(await timed(() => rawSpawn(burst(dir), undefined, { cwd: root, prefix: mode === 'floor' ? [floor as string] : [] })))
+          const prefix = { direct: [], floor: [floor as string], fanotify: [fanotify as string, root] }[mode]
+          make[mode].push(await timed(() => rawSpawn(burst(dir), undefined, { cwd: root, prefix })))
           rmSync(join(root, dir), { recursive: true })
         }),
       ]
@@ -137,6 +151,10 @@ try {
         report('  the same run directly (bash -c), no observer (ms)', spread(make.direct, 0))
         report('  run directly under a supervisor answering at once (ms)', spread(make.floor, 0))
         report('  the floor: that supervisor / directly (medians)', `${floorRatio.toFixed(2)}x`)
+      }
+      if (fanotify !== null) {
+        report('  run directly under a fanotify watch, drained every 5 ms (ms)', spread(make.fanotify, 0))
+        report('  fanotify, for comparison: watched / directly (medians)', `${(median(make.fanotify) / median(make.direct)).toFixed(2)}x`)
       }
       report(`then removed (rm -rf), off / observed (ms)`, `${spread(remove.off, 0)} / ${spread(remove.on, 0)}`)
       report('  ratio observed / off (medians)', `${(median(remove.on) / median(remove.off)).toFixed(2)}x`)
