@@ -33,9 +33,9 @@ export async function inTurn(round: number, steps: ReadonlyArray<() => Promise<u
  * outputs on pipes (as shell_run runs a command), read them, and resolve once it has exited and
  * the pipes have closed; reject when it exits non-zero (a failed baseline is no baseline).
  * `onStdout` is told the size of each chunk of its output; `prefix` runs bash under another
- * program (a supervisor), in `cwd`.
+ * program (a supervisor), in `cwd`. Resolves with the last 2,000 characters of its stderr.
  */
-export function rawSpawn(script = 'true', onStdout?: (bytes: number) => void, options: { cwd?: string; prefix?: string[] } = {}): Promise<void> {
+export function rawSpawn(script = 'true', onStdout?: (bytes: number) => void, options: { cwd?: string; prefix?: string[] } = {}): Promise<string> {
   const argv = [...(options.prefix ?? []), 'bash', '-c', script]
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0] as string, argv.slice(1), { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -45,6 +45,6 @@ export function rawSpawn(script = 'true', onStdout?: (bytes: number) => void, op
       stderr = (stderr + d.toString()).slice(-2000)
     })
     child.once('error', reject)
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${argv.join(' ')}: exit ${code}: ${stderr}`))))
+    child.once('close', (code) => (code === 0 ? resolve(stderr) : reject(new Error(`${argv.join(' ')}: exit ${code}: ${stderr}`))))
   })
 }
