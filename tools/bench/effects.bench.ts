@@ -10,7 +10,8 @@
  * seccomp user notification costs on this machine, which the relay's ratio is read against.
  * Where this runs as root, also under a fanotify watch of the filesystem drained every 5 ms, read in
  * the command's own pid namespace so that its events are told from others' (fixtures/fanotify-floor.c):
- * the least the privileged alternative costs, for comparison.
+ * the least the privileged alternative costs, for comparison; and under the same watch with the
+ * reader naming each event's path (--resolve), what such an observer's own work adds to it.
  * (3) The same 20,000 files made by tar -xf and cp -r, observed against off, with the floor.
  * BENCH_EFFECTS_BURST_ONLY=1 runs (2) and (3) alone.
  */
@@ -113,10 +114,17 @@ try {
     const fanotify = floor === null ? null : buildFanotifyFloor(floorDir, root)
     for (const dirIs of ['made by the command', 'standing before'] as const) {
       const isMade = dirIs === 'made by the command'
-      const make = { on: [] as number[], off: [] as number[], direct: [] as number[], floor: [] as number[], fanotify: [] as number[] }
+      const make = {
+        on: [] as number[],
+        off: [] as number[],
+        direct: [] as number[],
+        floor: [] as number[],
+        fanotify: [] as number[],
+        resolved: [] as number[],
+      }
       const remove = { on: [] as number[], off: [] as number[] }
       let counted = -1
-      let fanotifySaid = ''
+      const fanotifySaid = { fanotify: '', resolved: '' }
       const burst = (dir: string) => `${isMade ? `mkdir ${dir} && ` : ''}${python(dir)}`
       /** The directory round `r` of `mode` makes its files in (made beforehand when it is to stand before). */
       const dirOf = (mode: keyof typeof make, r: number) => {
@@ -133,13 +141,13 @@ try {
           make[mode].push(result.commands[0]?.duration_ms ?? 0)
           remove[mode].push(result.commands[1]?.duration_ms ?? 0)
         }),
-        ...(floor === null ? [] : (['direct', 'floor', ...(fanotify === null ? [] : ['fanotify' as const])] as const)).map((mode) => async () => {
+        ...(floor === null ? [] : (['direct', 'floor', ...(fanotify === null ? [] : (['fanotify', 'resolved'] as const))] as const)).map((mode) => async () => {
           const dir = dirOf(mode, r)
-          const prefix = { direct: [], floor: [floor as string], fanotify: [fanotify as string, root] }[mode]
+          const prefix = { direct: [], floor: [floor as string], fanotify: [fanotify as string, root], resolved: [fanotify as string, '--resolve', root] }[mode]
           make[mode].push(
             await timed(async () => {
               const said = await rawSpawn(burst(dir), undefined, { cwd: root, prefix })
-              if (mode === 'fanotify') fanotifySaid = said.trim()
+              if (mode === 'fanotify' || mode === 'resolved') fanotifySaid[mode] = said.trim().replace(/^fanotify-floor: /, '')
             }),
           )
           rmSync(join(root, dir), { recursive: true })
@@ -163,7 +171,10 @@ try {
       if (fanotify !== null) {
         report('  run directly under a fanotify watch, drained every 5 ms (ms)', spread(make.fanotify, 0))
         report('  fanotify, for comparison: watched / directly (medians)', `${(median(make.fanotify) / median(make.direct)).toFixed(2)}x`)
-        console.log(`  (its last round: ${fanotifySaid.replace(/^fanotify-floor: /, '')})`)
+        console.log(`  (its last round: ${fanotifySaid.fanotify})`)
+        report('  the same watch, the reader naming and keeping each path (ms)', spread(make.resolved, 0))
+        report('  fanotify naming paths: watched / directly (medians)', `${(median(make.resolved) / median(make.direct)).toFixed(2)}x`)
+        console.log(`  (its last round: ${fanotifySaid.resolved})`)
       }
       report(`then removed (rm -rf), off / observed (ms)`, `${spread(remove.off, 0)} / ${spread(remove.on, 0)}`)
       report('  ratio observed / off (medians)', `${(median(remove.on) / median(remove.off)).toFixed(2)}x`)
