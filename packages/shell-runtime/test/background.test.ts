@@ -210,7 +210,7 @@ describe('shell_logs', () => {
     const { rt } = makeRuntime()
     let lost = 0
     // Five shells at a time, 40 rounds: each shell is a trial of its own of the race at exit (raw
-    // node-pty lost the end in about half of them), and a busier machine makes the race likelier.
+    // node-pty lost the end of this output in about half of 200 runs).
     for (let round = 0; round < 40; round++) {
       await Promise.all(
         [0, 1, 2, 3, 4].map(async (k) => {
