@@ -133,6 +133,7 @@ long install_filter(int is_supervised, unsigned flags);
 #define FILTER_SIGNALS 2    /* the signal calls too (Landlock below ABI 6 does not scope them) */
 #define FILTER_NO_NETWORK 4 /* sockets other than UNIX and netlink refused */
 #define FILTER_EFFECTS 8    /* calls that change the filesystem notify the supervisor (recorded, then go on) */
+#define FILTER_NETNS_FAMILIES 16 /* sockets only of the families a network namespace confines: UNIX, netlink, IPv4, IPv6 */
 
 /* A call that changes the filesystem: its number, and where its arguments are (see seccomp.c). */
 struct effect_call {

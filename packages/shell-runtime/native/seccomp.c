@@ -225,6 +225,7 @@ enum body {
   BODY_SETOWN,       /* F_SETOWN: `value`; F_SETOWN_EX: refused; else go on */
   BODY_IOCTL_OWNER,  /* FIOSETOWN, SIOCSPGRP: refused; else go on */
   BODY_SOCKET,       /* UNIX and netlink only */
+  BODY_SOCKET_NETNS, /* UNIX, netlink, IPv4 and IPv6 only */
   BODY_WRITE_FLAGS,  /* `value` when argument `arg` (open's flags) asks to write or create; else go on */
 };
 
@@ -317,6 +318,15 @@ static void body(const struct rule *r) {
       RET(ALLOW);
       RET(ERRNO(13 /* EACCES */));
       return;
+    case BODY_SOCKET_NETNS: /* vsock, and any other family a network namespace does not hold, refused */
+      LD(ARG_LO(0));
+      JEQ(1 /* AF_UNIX */, 3, 0);
+      JEQ(2 /* AF_INET */, 2, 0);
+      JEQ(10 /* AF_INET6 */, 1, 0);
+      JEQ(16 /* AF_NETLINK */, 0, 1);
+      RET(ALLOW);
+      RET(ERRNO(13 /* EACCES */));
+      return;
   }
 }
 
@@ -334,6 +344,9 @@ static void collect(const struct table *t, __u32 action, unsigned flags) {
   rule(t->clone3, BODY_RETURN, 0, ERRNO(38));
   if (flags & FILTER_NO_NETWORK) {
     rule(t->socket, BODY_SOCKET, 0, 0);
+    rule(t->socketcall, BODY_RETURN, 0, ERRNO(13));
+  } else if (flags & FILTER_NETNS_FAMILIES) {
+    rule(t->socket, BODY_SOCKET_NETNS, 0, 0);
     rule(t->socketcall, BODY_RETURN, 0, ERRNO(13));
   }
   if (flags & FILTER_EFFECTS) {

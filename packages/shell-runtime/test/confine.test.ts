@@ -5,6 +5,9 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSy
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { packageDir } from '../src/confine/probe.ts'
+import { ToolError } from '@hands/contracts'
+import { tmpdir } from 'node:os'
+import { describeConfinement } from '../src/index.ts'
 import { eventually, logsUntil, makeRuntime, MECHANISMS, tempDir } from './helpers.ts'
 
 const HELPER = join(packageDir(), 'native', 'bin', `${process.platform}-${process.arch}`, 'hands-confine')
@@ -356,30 +359,47 @@ describe('confinement: choosing a mechanism', () => {
     expect(rt.confinement.summary).toMatch(/^commands are confined by|^commands run UNCONFINED/)
   })
 
-  it('without Landlock, auto falls back to bubblewrap; without both, commands run unconfined and every result says so', async () => {
+  it('without Landlock, auto falls back to bubblewrap; without both, it refuses to run commands and says what is missing and the fix', async () => {
     await withEnv({ HANDS_CONFINE_UNAVAILABLE: 'landlock' }, async () => {
-      const { rt } = makeRuntime()
-      expect(rt.confinement.kind).toBe(mechanisms.includes('bwrap') ? 'bwrap' : 'off')
-      expect(rt.confinement.summary).toContain('Landlock is marked unavailable')
+      if (mechanisms.includes('bwrap')) {
+        const { rt } = makeRuntime()
+        expect(rt.confinement.kind).toBe('bwrap')
+        expect(rt.confinement.summary).toContain('Landlock is marked unavailable')
+      }
       expect(() => makeRuntime({ confine: 'landlock' })).toThrow(/"landlock" was asked for/)
     })
     await withEnv({ HANDS_CONFINE_UNAVAILABLE: 'landlock,bwrap' }, async () => {
-      const { rt, root } = makeRuntime()
-      expect(rt.confinement.kind).toBe('off')
-      expect(rt.confinement.summary).toContain('UNCONFINED')
+      // Nothing starts: no runtime, no spool, no command.
+      const before = readdirSync(tmpdir()).filter((n) => n.startsWith('hands-shell-')).length
+      let thrown: unknown
+      try {
+        makeRuntime()
+      } catch (e) {
+        thrown = e
+      }
+      expect(thrown).toBeInstanceOf(ToolError)
+      const e = thrown as ToolError
+      expect(e.code).toBe('sandbox_unavailable')
+      expect(e.is_preflight).toBe(true)
+      expect(e.message).toMatch(
+        /^Commands cannot run on this host: no sandbox can confine them \(Landlock is marked unavailable .*bubblewrap is marked unavailable/,
+      )
+      expect(e.hint).toContain('switch confinement off on purpose')
+      expect(readdirSync(tmpdir()).filter((n) => n.startsWith('hands-shell-')).length).toBeLessThanOrEqual(before)
+      const described = describeConfinement({ roots: [tmpdir()] })
+      expect(described.kind).toBe('unavailable')
+      expect(described.summary).toMatch(/^commands cannot run: no sandbox can confine them here/)
+      // Off on purpose runs them, and says so in every result.
+      const { rt, root } = makeRuntime({ confine: 'off' })
       const r = await rt.shell_run({ commands: ['echo hi', 'exit 3'] })
-      for (const c of r.commands)
-        expect(c.note).toMatch(/^Ran unconfined \(no sandbox works here: .*\): it could write outside the roots and read the server's environment\.$/)
-      const b = await rt.shell_background({ commands: ['sleep 1000'] })
-      expect(b.note).toContain('Ran unconfined')
-      // Unconfined, the command can write beside the root, which is what the note warns about.
+      for (const c of r.commands) expect(c.note).toMatch(/^Ran unconfined \(the host switched confinement off\): it could write outside the roots/)
       const w = await rt.shell_run({ commands: [`echo x > ${root}-unconfined-probe && rm ${root}-unconfined-probe`] })
       expect(w.commands[0]?.exit).toBe(0)
     })
     await withEnv({ HANDS_CONFINE_UNAVAILABLE: 'helper' }, async () => {
-      const { rt } = makeRuntime()
-      expect(rt.confinement.kind).toBe('off')
-      expect(rt.confinement.summary).toContain('helper')
+      expect(() => makeRuntime()).toThrow(/the helper is marked unavailable/)
+      const { rt } = makeRuntime({ confine: 'off' })
+      expect(rt.confinement.summary).toContain('is not reported (the confinement helper is not built)')
     })
   })
 

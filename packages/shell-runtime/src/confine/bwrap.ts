@@ -54,7 +54,9 @@ export function bwrapConfiner(input: {
   const { bwrap, helper, policy, spoolDir } = input
   // The inner stage: the capability cut, and (bubblewrap's namespaces aside) io_uring, the
   // keyrings and clone3 refused, and the host's abstract UNIX sockets out of reach.
-  const innerGuards = ['--drop-caps', ...(input.seccomp === 'none' ? [] : ['--seccomp-basic']), ...(input.abi >= 6 ? ['--scope-only'] : [])]
+  // With the network cut, no socket of a family the network namespace does not hold (vsock reaches the VM's host).
+  const basic = input.seccomp === 'none' ? [] : ['--seccomp-basic', ...(policy.isNetwork ? [] : ['--netns-families'])]
+  const innerGuards = ['--drop-caps', ...basic, ...(input.abi >= 6 ? ['--scope-only'] : [])]
   const isRoot = process.getuid?.() === 0
   const tmpInside = policy.writable.some((w) => w !== policy.tmpDir && isUnder(w, '/tmp')) ? policy.tmpDir : '/tmp'
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
@@ -63,7 +65,7 @@ export function bwrapConfiner(input: {
     `writes: only under the roots, the session's TMPDIR (private, seen as ${tmpInside})${policy.allowWrite.length > 0 ? ` and ${n(policy.allowWrite.length, '--allow-write path')}` : ''}; the rest of the filesystem is read-only`,
     `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''}, hands' attach directories (covered, even inside a root), the host's /tmp and device nodes`,
     'processes: a private pid namespace and /proc; nothing outside the command is visible; it keeps only its own descriptors, and dies first under memory pressure',
-    `network: ${policy.isNetwork ? 'on' : 'cut (a private network namespace with loopback only)'}`,
+    `network: ${policy.isNetwork ? 'on' : 'cut (a private network namespace with loopback only; no vsock or other socket a namespace does not hold)'}`,
     'cost: about 10 ms of CPU per command',
     ...input.gaps.map((g) => `gap: ${g}`),
   ]

@@ -39,6 +39,8 @@ export interface JobSpec {
   joins: string[]
   /** Where the relay records what the job changes on disk (see effects/), or null when it is not observed. */
   effectsFile: string | null
+  /** Processes and threads the job may start beyond those the machine runs (RLIMIT_NPROC), or null when a cgroup holds its tree. */
+  processBound: number | null
 }
 
 /** How to spawn a job: the program, its arguments, spawn's `cwd`, and variables the mechanism sets. */
@@ -72,6 +74,7 @@ export function jobArgs(job: JobSpec): string[] {
   for (const file of job.joins) args.push('--join', file)
   if (job.io === 'pipes') args.push('--status-fd', String(STATUS_FD))
   if (job.effectsFile !== null) args.push('--effects', job.effectsFile)
+  if (job.processBound !== null) args.push('--nproc-beyond', String(job.processBound))
   for (const fd of job.keepFds) args.push('--keep-fd', String(fd))
   return args
 }

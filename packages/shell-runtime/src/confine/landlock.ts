@@ -28,7 +28,6 @@ function landlockGaps(policy: ConfinePolicy, abi: number, seccomp: SeccompSuppor
   const why = seccompError === null ? '' : `: ${seccompError}`
   if (abi < 2) gaps.push('renames and hard links between directories fail even inside the roots (Landlock ABI < 2)')
   if (abi < 3) gaps.push('truncate(2) of a file outside the roots is not refused (Landlock ABI < 3)')
-  if (abi < 4 && !policy.isNetwork) gaps.push('--no-network cannot be enforced: the network stays on (Landlock ABI < 4)')
   if (abi < 6 && seccomp !== 'supervised')
     gaps.push(
       `a command can signal processes outside its tree, the server included; the reaper is started again if killed (Landlock ABI < 6, no seccomp supervisor${why})`,
@@ -39,7 +38,6 @@ function landlockGaps(policy: ConfinePolicy, abi: number, seccomp: SeccompSuppor
     )
   if (seccomp === 'refusing')
     gaps.push(`a command cannot change the limits or priority of its own processes by pid either: such calls are refused (no seccomp supervisor${why})`)
-  if (seccomp === 'none' && !policy.isNetwork) gaps.push(`--no-network cuts TCP only: UDP and other protocols stay open (no seccomp filter${why})`)
   for (const h of unhideable(policy)) gaps.push(`${h} is not hidden: a writable path contains it (bubblewrap can hide it: confine bwrap)`)
   const spoolIn = spoolDir === null ? undefined : policy.writable.find((w) => isUnder(w, spoolDir))
   if (spoolIn !== undefined) gaps.push(`the spool ${spoolDir} lies under the writable ${spoolIn}: commands can change its files (set spoolDir elsewhere)`)
@@ -79,7 +77,8 @@ export function landlockConfiner(input: {
       ...(input.seccomp === 'none' ? [] : ['re-limit, renice, re-pin']),
       'or read the environment of anything outside its own tree',
     ].join(', ')}; it keeps only its own descriptors, and dies first under memory pressure`,
-    `network: ${policy.isNetwork ? 'on' : abi >= 4 ? (input.seccomp === 'none' ? 'TCP bind and connect refused (see gaps)' : 'cut: TCP bind and connect refused, no other socket but UNIX and netlink') : 'on (see gaps)'}`,
+    // chooseConfiner never picks Landlock to cut the network without a seccomp filter.
+    `network: ${policy.isNetwork ? 'on' : `cut: no socket but UNIX and netlink can be made (the seccomp filter)${abi >= 4 ? ', and Landlock refuses TCP bind and connect' : ''}`}`,
     ...gaps.map((g) => `gap: ${g}`),
   ]
   return {

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ToolError } from '@hands/contracts'
 import { chooseConfiner } from '../confine/choose.ts'
+import { sandboxUnavailable } from '../confine/refusal.ts'
 import { CLOSE_FDS_VAR, type Confiner, type Launch } from '../confine/confiner.ts'
 import { buildPolicy, defaultPrivateDirs } from '../confine/policy.ts'
 import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
@@ -23,6 +24,7 @@ import type { JobTree, TreeKeeper } from '../tree/job-tree.ts'
 import { MarkerKeeper } from '../tree/marker-keeper.ts'
 import { registerWithReaper, type ReaperRegistration } from '../tree/reaper.ts'
 import { applySessionLimits, removeLimitDirs, type SessionLimits } from '../tree/session-limits.ts'
+import { isProcessBoundHeld, JOB_PROCESS_BOUND, treeSummary } from '../tree/bound.ts'
 import { findBash } from './find-bash.ts'
 import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from './options.ts'
 
@@ -136,7 +138,7 @@ export class Session {
         homes,
         isNetwork: this.options.isNetwork,
       })
-      this.confiner = chooseConfiner({
+      const chosen = chooseConfiner({
         mode: this.options.confine,
         policy,
         env: process.env,
@@ -145,6 +147,8 @@ export class Session {
         cgroupMount: cgroup?.mount ?? null,
         isChanges: this.options.isChanges,
       })
+      if (chosen.kind === 'unavailable') throw sandboxUnavailable(chosen)
+      this.confiner = chosen
       this.keeper = this.#makeKeeper(cgroup)
       try {
         this.limits = applySessionLimits(this.options, this.name, this.keeper instanceof CgroupKeeper ? this.keeper.dir : null)
@@ -166,6 +170,15 @@ export class Session {
       this.keeper.killEverythingSync()
       this.#removeFiles()
     })
+  }
+
+  /** What confines commands, how their trees are held, and the host's limits: the lines hosts show. */
+  summary(): string {
+    return [
+      this.confiner.summary,
+      treeSummary(this.keeper.kind, this.options.processLimit !== undefined),
+      ...(this.limits === null ? [] : [this.limits.summary]),
+    ].join('\n')
   }
 
   #makeKeeper(cgroup: FoundCgroup | null): TreeKeeper {
@@ -220,7 +233,18 @@ export class Session {
     const keepFds = isPipestatus ? [PIPESTATUS_PIPE_FD] : []
     const joins = this.limits?.join ?? []
     const effectsFile = this.effectsFile(seq)
-    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd, io, keepFds, joins, effectsFile })
+    const processBound = this.keeper.kind === 'marker' && this.options.processLimit === undefined && isProcessBoundHeld() ? JOB_PROCESS_BOUND : null
+    const launch = this.confiner.launch({
+      bash: this.bash,
+      bashArgs: ['-c', arg],
+      cgroupProcs: tree.cgroupProcs,
+      cwd,
+      io,
+      keepFds,
+      joins,
+      effectsFile,
+      processBound,
+    })
     this.#armKeeper(KEEPER_AFTER_MS)
     if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined || launch.env[CLOSE_FDS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
     return { launch, scriptFile }

@@ -68,6 +68,29 @@ function readList(file: string): string[] {
 
 const human = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : `${bytes} bytes`)
 
+/** The limits the host asked for. */
+function askedLimits(options: SessionLimitOptions): Array<keyof typeof CONTROLLERS> {
+  return (Object.keys(CONTROLLERS) as Array<keyof typeof CONTROLLERS>).filter((k) => options[k] !== undefined)
+}
+
+function unholdable(key: keyof typeof CONTROLLERS, session: string | null): Error {
+  const controller = CONTROLLERS[key]
+  return new Error(
+    `${key}: no cgroup can hold it here. hands needs cgroup v2 with the ${controller} controller delegated to its cgroup (listed in ${session === null ? 'cgroup.subtree_control' : join(dirname(session), 'cgroup.subtree_control')}), or a writable cgroup v1 ${controller} hierarchy`,
+  )
+}
+
+/**
+ * Throw as applySessionLimits would, without making anything: `ownCgroup` is this process's
+ * writable cgroup v2 directory, under which a session's cgroup would be made (null for none).
+ */
+export function checkSessionLimits(options: SessionLimitOptions, ownCgroup: string | null): void {
+  const asked = askedLimits(options)
+  const delegated = ownCgroup === null ? [] : readList(join(ownCgroup, 'cgroup.subtree_control'))
+  if (ownCgroup !== null && asked.every((k) => delegated.includes(CONTROLLERS[k]))) return
+  for (const key of asked) if (v1Dir(CONTROLLERS[key]) === null) throw unholdable(key, ownCgroup === null ? null : join(ownCgroup, 'session'))
+}
+
 /**
  * Put a session's limits in place. With cgroup v2 (`session` is the session's cgroup) the limits
  * go on it when its parent delegates the controllers to it (they are listed in the parent's
@@ -76,7 +99,7 @@ const human = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / 1024 
  * when neither can hold them. Null when no limit is asked.
  */
 export function applySessionLimits(options: SessionLimitOptions, name: string, session: string | null): SessionLimits | null {
-  const asked = (Object.keys(CONTROLLERS) as Array<keyof typeof CONTROLLERS>).filter((k) => options[k] !== undefined)
+  const asked = askedLimits(options)
   if (asked.length === 0) return null
   const words = [
     ...(options.memoryLimit === undefined ? [] : [`memory ${human(options.memoryLimit)}`]),
@@ -93,11 +116,7 @@ export function applySessionLimits(options: SessionLimitOptions, name: string, s
     for (const key of asked) {
       const controller = CONTROLLERS[key]
       const parent = v1Dir(controller)
-      if (parent === null) {
-        throw new Error(
-          `${key}: no cgroup can hold it here. hands needs cgroup v2 with the ${controller} controller delegated to its cgroup (listed in ${session === null ? 'cgroup.subtree_control' : join(dirname(session), 'cgroup.subtree_control')}), or a writable cgroup v1 ${controller} hierarchy`,
-        )
-      }
+      if (parent === null) throw unholdable(key, session)
       const dir = join(parent, name)
       mkdirSync(dir)
       made.push(dir)
