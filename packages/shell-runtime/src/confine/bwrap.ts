@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
-import { isUnder, JOB_CAPABILITIES, hiddenPaths, type ConfinePolicy } from './policy.ts'
+import { isUnder, JOB_CAPABILITIES, hiddenCounts, hiddenPaths, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'
 
 /**
@@ -63,7 +63,7 @@ export function bwrapConfiner(input: {
   const summary = [
     `commands are confined by bubblewrap${input.why === null ? '' : ` (${input.why})`}`,
     `writes: only under the roots, the session's TMPDIR (private, seen as ${tmpInside})${policy.allowWrite.length > 0 ? ` and ${n(policy.allowWrite.length, '--allow-write path')}` : ''}; the rest of the filesystem is read-only`,
-    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''}, hands' attach directories (covered, even inside a root), the host's /tmp and device nodes`,
+    `hidden from reads: ${hiddenCounts(policy)}, hands' attach directories (covered, even inside a root), the host's /tmp and device nodes`,
     'processes: a private pid namespace and /proc; nothing outside the command is visible; it keeps only its own descriptors, and dies first under memory pressure',
     `network: ${policy.isNetwork ? 'on' : 'cut (a private network namespace with loopback only; no vsock or other socket a namespace does not hold)'}`,
     'cost: about 10 ms of CPU per command',

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
-import { isUnder, OPEN_DEVICES, READ_DEVICES, hiddenPaths, type ConfinePolicy } from './policy.ts'
+import { isUnder, OPEN_DEVICES, READ_DEVICES, hiddenCounts, hiddenPaths, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'
 
 /** The helper's Landlock arguments for a policy; the same for every job of a session. */
@@ -70,7 +70,7 @@ export function landlockConfiner(input: {
   const summary = [
     `commands are confined by Landlock (ABI ${abi})`,
     `writes: only under the roots, the session's TMPDIR (${policy.tmpDir})${policy.allowWrite.length > 0 ? ` and ${n(policy.allowWrite.length, '--allow-write path')}` : ''}`,
-    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''}, hands' attach directories and every device node but the terminal, /dev/null and the random devices (names stay listable)`,
+    `hidden from reads: ${hiddenCounts(policy)}, hands' attach directories and every device node but the terminal, /dev/null and the random devices (names stay listable)`,
     `processes: a command cannot ${[
       ...(abi >= 6 || isSupervised ? ['signal'] : []),
       'trace',

@@ -1,5 +1,6 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { readMounts } from './mountinfo.ts'
 
 /** Host limits on everything one session's commands hold at once; absent means unlimited. */
 export interface SessionLimitOptions {
@@ -21,16 +22,10 @@ export interface SessionLimits {
 
 const CONTROLLERS = { memoryLimit: 'memory', processLimit: 'pids' } as const
 
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)))
-}
-
 /** This process's cgroup directory in the v1 hierarchy of `controller`, when this process may make groups there; else null. */
 function v1Dir(controller: string): string | null {
-  let mountinfo: string
   let own: string
   try {
-    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8')
     own = readFileSync('/proc/self/cgroup', 'utf8')
   } catch {
     return null
@@ -38,16 +33,11 @@ function v1Dir(controller: string): string | null {
   const line = own.split('\n').find((l) => (l.split(':')[1] ?? '').split(',').includes(controller))
   if (line === undefined) return null
   const path = line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1)
-  for (const m of mountinfo.split('\n')) {
-    const sep = m.indexOf(' - ')
-    if (sep < 0) continue
-    const [fstype, , options] = m.slice(sep + 3).split(' ')
-    if (fstype !== 'cgroup' || !(options ?? '').split(',').includes(controller)) continue
-    const fields = m.slice(0, sep).split(' ')
-    const root = unescapeMount(fields[3] ?? '')
+  for (const { fstype, root, mountPoint, superOptions } of readMounts()) {
+    if (fstype !== 'cgroup' || !superOptions.includes(controller)) continue
     const rel = root === '/' ? path : path === root || path.startsWith(`${root}/`) ? path.slice(root.length) : null
     if (rel === null) continue
-    const dir = join(unescapeMount(fields[4] ?? ''), rel)
+    const dir = join(mountPoint, rel)
     try {
       accessSync(dir, constants.W_OK)
       return dir
