@@ -254,7 +254,7 @@ static void bound_processes(long beyond) {
 __attribute__((noreturn)) static void usage(const char *why) {
   put("hands-confine: "), put(why);
   put("\nusage: hands-confine [--probe] [--peer] [--tcp-peer SERVER CLIENT] [--oom-score-adj N] [--cgroup FILE] [--status-fd N] [--keep-fd N]... [--seccomp] "
-      "[--effects FILE] [--no-supervisor] [--nproc-beyond N] [--drop-caps] [--seccomp-basic [--netns-families]] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
+      "[--effects FILE] [--no-supervisor] [--guard-sockets [--socket-dir PATH]...] [--guard-metadata] [--events FILE] [--nproc-beyond N] [--drop-caps] [--seccomp-basic [--netns-families]] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
       "[--scope] [--own-tty] [--ruleset-from STAMP]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n"
       "       hands-confine --keep STAMP POLICY...\n"
       "       hands-confine --spawner FD\n"
@@ -353,7 +353,9 @@ __attribute__((used, noreturn)) void start(long *sp) {
   int argc = (int)sp[0];
   char **argv = (char **)(sp + 1);
   char **envp = argv + argc + 1;
-  const char *cgroup = 0, *argv0 = 0, *expect_cwd = 0, *ruleset_from = 0, *keep_file = 0, *effects_file = 0;
+  const char *cgroup = 0, *argv0 = 0, *expect_cwd = 0, *ruleset_from = 0, *keep_file = 0, *effects_file = 0, *events_file = 0;
+  const char *socket_dirs[64];
+  int n_socket_dirs = 0;
   const char *joins[8];
   int n_joins = 0;
   int is_landlock = 0, is_seccomp = 0, is_unsupervised = 0, is_own_tty = 0, status_fd = -1, abi_max = 1 << 30;
@@ -372,7 +374,8 @@ __attribute__((used, noreturn)) void start(long *sp) {
     int list = eq(a, "--write") ? 0 : eq(a, "--rw") ? 1 : eq(a, "--read") ? 2 : eq(a, "--list") ? 3 : -1;
     int is_policy = list >= 0 || eq(a, "--hide") || eq(a, "--abi-max");
     int is_number = eq(a, "--status-fd") || eq(a, "--keep-fd") || eq(a, "--oom-score-adj") || eq(a, "--nproc-beyond");
-    int is_valued = is_policy || is_number || eq(a, "--cgroup") || eq(a, "--join") || eq(a, "--effects") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep");
+    int is_valued = is_policy || is_number || eq(a, "--cgroup") || eq(a, "--join") || eq(a, "--effects") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep") ||
+                    eq(a, "--socket-dir") || eq(a, "--events");
     if (eq(a, "--probe")) probe();
     else if (eq(a, "--peer")) print_peer(0);
     else if (eq(a, "--tcp-peer")) {
@@ -407,6 +410,8 @@ __attribute__((used, noreturn)) void start(long *sp) {
     else if (eq(a, "--netns-families")) is_netns_families = 1;
     else if (eq(a, "--scope-only")) is_scope_only = 1;
     else if (eq(a, "--own-tty")) is_own_tty = 1;
+    else if (eq(a, "--guard-sockets")) guard.is_sockets = 1;
+    else if (eq(a, "--guard-metadata")) guard.is_metadata = 1;
     else if (eq(a, "--no-network")) policy.is_no_network = 1, hash_arg(a);
     else if (eq(a, "--scope")) policy.is_scope = 1, hash_arg(a);
     else if (!is_valued) usage("unknown option");
@@ -422,6 +427,11 @@ __attribute__((used, noreturn)) void start(long *sp) {
         policy.hides[policy.n_hides++] = v;
       } else if (eq(a, "--cgroup")) cgroup = v;
       else if (eq(a, "--effects")) effects_file = v;
+      else if (eq(a, "--events")) events_file = v;
+      else if (eq(a, "--socket-dir")) {
+        if (n_socket_dirs == 64) usage("too many --socket-dir");
+        socket_dirs[n_socket_dirs++] = v;
+      }
       else if (eq(a, "--join")) {
         if (n_joins == 8) usage("too many --join");
         joins[n_joins++] = v;
@@ -465,6 +475,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
       if (policy.counts[1] == 511) usage("too many paths");
       policy.paths[1][policy.counts[1]++] = tty;
       hash_arg("--rw"), hash_arg(tty);
+      guard_tty(tty);
     }
     ruleset = ruleset_from ? kept_ruleset(ruleset_from) : -1;
     if (ruleset < 0) ruleset = build_ruleset(abi);
@@ -472,11 +483,28 @@ __attribute__((used, noreturn)) void start(long *sp) {
     ruleset = scope_ruleset(abi);
   }
 
-  struct relay r = {-1, status_fd, (is_seccomp && !is_unsupervised) || effects_file != 0, effects_file, -1, cgroup != 0};
-  if (cgroup || is_seccomp || status_fd >= 0 || effects_file) {
+  /* The guard (guard.c): the places it allows, the relay's own credentials, where refusals go. */
+  int is_guarded = guard.is_sockets || guard.is_metadata;
+  if (is_guarded) {
+    if (is_unsupervised || (guard.is_metadata && !is_seccomp)) usage("--guard-sockets and --guard-metadata take a supervisor (--seccomp, or the record of changes)");
+    for (int k = 0; guard.is_metadata && k < policy.counts[0]; k++)
+      if (guard_add(GUARD_WRITABLE, policy.paths[0][k]) != 0) usage("too many writable paths to guard");
+    for (int k = 0; k < n_socket_dirs; k++)
+      if (guard_add(GUARD_SOCKETS, socket_dirs[k]) != 0) usage("too many socket paths to guard");
+    guard_start();
+    if (events_file) {
+      guard.events_fd = (int)sys6(__NR_openat, AT_FDCWD, (long)events_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600, 0, 0);
+      if (guard.events_fd < 0) die("cannot open the record of refusals", events_file, guard.events_fd);
+    }
+  }
+
+  struct relay r = {-1, status_fd, (is_seccomp && !is_unsupervised) || effects_file != 0 || is_guarded, effects_file, -1, cgroup != 0};
+  if (cgroup || is_seccomp || status_fd >= 0 || effects_file || is_guarded) {
     if (cgroup) r.cgroup_dir = cgroup_dir_of(cgroup);
     if (!start_relayed(&r)) r.needs_join = cgroup != 0;
   }
+  /* A guard that cannot run never lets the job run without it. */
+  if (is_guarded && r.channel < 0) die("cannot start the relay that guards sockets and metadata", 0, -11);
   if (nproc_beyond >= 0) bound_processes(nproc_beyond);
   if (cgroup && r.needs_join) join_cgroup(cgroup);
   for (int k = 0; k < n_joins; k++) join_cgroup(joins[k]);
@@ -491,11 +519,14 @@ __attribute__((used, noreturn)) void start(long *sp) {
     /* Below Landlock ABI 6 the supervisor answers for signals too (refusing them all would break
      * every `kill` of the job's own processes). */
     unsigned flags = FILTER_PROCESSES | (policy.is_no_network ? FILTER_NO_NETWORK : 0);
-    unsigned supervised = flags | (is_landlock && abi < 6 ? FILTER_SIGNALS : 0) | (effects_file != 0 ? FILTER_EFFECTS : 0);
+    unsigned supervised = flags | (is_landlock && abi < 6 ? FILTER_SIGNALS : 0) | (effects_file != 0 ? FILTER_EFFECTS : 0) |
+                          (guard.is_sockets ? FILTER_SOCKETS : 0) | (guard.is_metadata ? FILTER_METADATA : 0);
     long listener = r.channel >= 0 ? install_filter(1, supervised) : -1;
     if (listener >= 0) {
       send_listener(r.channel, (int)listener);
       sys(__NR_close, listener, 0, 0);
+    } else if (is_guarded) {
+      die("cannot install the seccomp filter that guards sockets and metadata", 0, listener);
     } else {
       /* No supervisor (the kernel has none, another one holds this process, or no relay could
        * start): the calls it would have answered are refused instead. */
@@ -503,17 +534,20 @@ __attribute__((used, noreturn)) void start(long *sp) {
       if (s != 0) die("cannot install the seccomp filter", 0, s);
     }
   }
-  if (effects_file && !is_seccomp && r.channel >= 0) {
-    /* Only the record of what the job changes (bubblewrap's outer stage, or unconfined as root,
-     * where no_new_privs is not needed): a filter that asks about nothing else. */
-    long listener = install_filter(1, FILTER_EFFECTS);
+  if ((effects_file || guard.is_sockets) && !is_seccomp && r.channel >= 0) {
+    /* The record of what the job changes and the guard of its sockets (bubblewrap's outer stage, or
+     * unconfined as root, where no_new_privs is not needed): a filter that asks about nothing else. */
+    unsigned flags = (effects_file ? FILTER_EFFECTS : 0) | (guard.is_sockets ? FILTER_SOCKETS : 0);
+    long listener = install_filter(1, flags);
     if (listener == -13 /* EACCES: neither no_new_privs nor CAP_SYS_ADMIN */) {
       sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
-      listener = install_filter(1, FILTER_EFFECTS);
+      listener = install_filter(1, flags);
     }
     if (listener >= 0) {
       send_listener(r.channel, (int)listener);
       sys(__NR_close, listener, 0, 0);
+    } else if (guard.is_sockets) {
+      die("cannot install the seccomp filter that guards sockets", 0, listener);
     }
   }
   if (is_seccomp_basic) {

@@ -32,6 +32,7 @@ interface Report {
   accepted: number
   datagrams: number
   abstractConnections: number
+  hostSocketConnections: number
   rssGrowthMiB: number
   escaped: number[]
 }
@@ -130,6 +131,10 @@ describe('side doors out of a job', () => {
         // mechanism), the kernel keyrings, io_uring, and a child started in another cgroup.
         failed(r, 'abstract socket')
         expect(r.abstractConnections).toBe(0)
+        // A pathname socket of the host's outside the roots: the relay's guard refuses the connect.
+        failed(r, 'host socket')
+        expect(r.results['host socket']?.stderr).toContain('Permission denied')
+        expect(r.hostSocketConnections).toBe(0)
         failed(r, 'keyring')
         expect(r.results['io_uring']?.stdout).toMatch(/io_uring -1 38/)
         if (user === 'root') expect(r.results['clone3 into another cgroup']?.stdout).toMatch(/clone3 -1 38/)

@@ -50,6 +50,7 @@ export function offConfiner(input: {
     keeper: null,
     spawnerFile: null,
     canLeaveCgroup: true,
+    isGuarded: false,
     launch(job: JobSpec): Launch {
       const env: Record<string, string> = { TMPDIR: policy.tmpDir }
       if (helper !== null) {

@@ -28,6 +28,7 @@ export function describeConfinement(options: ShellRuntimeOptions): Confinement {
     roots: o.roots,
     tmpDir: `${o.spoolParent}/hands-tmp-…`,
     allowWrite: o.allowWrite,
+    allowSockets: o.allowSockets,
     denyRead: o.denyRead,
     privateDirs: [...defaultPrivateDirs(o.hostEnv), ...o.privateDirs],
     homes: [homedir(), o.hostEnv['HOME'] ?? ''].filter((h) => h !== ''),

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
-import { isUnder, OPEN_DEVICES, READ_DEVICES, hiddenCounts, hiddenPaths, type ConfinePolicy } from './policy.ts'
+import { isUnder, OPEN_DEVICES, READ_DEVICES, hiddenCounts, hiddenPaths, socketGuard, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'
 
 /** The helper's Landlock arguments for a policy; the same for every job of a session. */
@@ -36,6 +36,10 @@ function landlockGaps(policy: ConfinePolicy, abi: number, seccomp: SeccompSuppor
     gaps.push(
       `a command can change the limits, priority and CPUs of the user's other processes, the server included, and open pidfds of them (no seccomp filter${why})`,
     )
+  if (seccomp !== 'supervised')
+    gaps.push(
+      `a command can connect to any UNIX socket it can name (docker.sock, an ssh-agent, D-Bus) and change the mode, owner, times and extended attributes of files outside the roots (no seccomp supervisor${why})`,
+    )
   if (seccomp === 'refusing')
     gaps.push(`a command cannot change the limits or priority of its own processes by pid either: such calls are refused (no seccomp supervisor${why})`)
   for (const h of unhideable(policy)) gaps.push(`${h} is not hidden: a writable path contains it (bubblewrap can hide it: confine bwrap)`)
@@ -66,6 +70,8 @@ export function landlockConfiner(input: {
   const gaps = [...landlockGaps(policy, abi, input.seccomp, input.seccompError, input.spoolDir), ...input.gaps]
   const isSupervised = input.seccomp === 'supervised'
   const filter = input.seccomp === 'none' ? [] : isSupervised ? ['--seccomp'] : ['--seccomp', '--no-supervisor']
+  // What Landlock leaves open below ABI 9, the relay guards: sockets by where they are, metadata outside the writable paths.
+  const guard = isSupervised ? ['--guard-metadata', ...socketGuard(policy)] : []
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
   const summary = [
     `commands are confined by Landlock (ABI ${abi})`,
@@ -78,6 +84,12 @@ export function landlockConfiner(input: {
       'or read the environment of anything outside its own tree',
     ].join(', ')}; it keeps only its own descriptors, and dies first under memory pressure`,
     // chooseConfiner never picks Landlock to cut the network without a seccomp filter.
+    ...(isSupervised
+      ? [
+          `sockets: a command connects only to UNIX sockets under the roots and its TMPDIR${policy.allowSockets.length > 0 ? ` and ${n(policy.allowSockets.length, '--allow-socket path')}` : ''}, and to abstract ones of its own tree; it makes no datagram UNIX socket`,
+          'metadata: mode, owner, times and extended attributes change only under the writable paths',
+        ]
+      : []),
     `network: ${policy.isNetwork ? 'on' : `cut: no socket but UNIX and netlink can be made (the seccomp filter)${abi >= 4 ? ', and Landlock refuses TCP bind and connect' : ''}`}`,
     ...gaps.map((g) => `gap: ${g}`),
   ]
@@ -93,12 +105,13 @@ export function landlockConfiner(input: {
     settleMs: 0,
     keeper: stamp === null ? null : { file: helper, args: ['--keep', stamp, ...policyArgs] },
     spawnerFile: null,
+    isGuarded: isSupervised,
     canLeaveCgroup: input.cgroupMount !== null && policy.writable.some((w) => isUnder(w, input.cgroupMount as string)),
     launch(job: JobSpec): Launch {
       const tty = job.io === 'terminal' ? ['--own-tty'] : []
       return {
         file: helper,
-        args: [...jobArgs(job), ...filter, ...fixed, ...tty, '--argv0', 'bash', '--', job.bash, ...job.bashArgs],
+        args: [...jobArgs(job), ...filter, ...guard, ...fixed, ...tty, '--argv0', 'bash', '--', job.bash, ...job.bashArgs],
         cwd: spawnCwd(job.cwd),
         env: { TMPDIR: policy.tmpDir },
         statusFd: job.io === 'pipes' ? STATUS_FD : null,

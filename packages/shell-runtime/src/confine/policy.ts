@@ -73,6 +73,10 @@ export interface ConfinePolicy {
   allowWrite: string[]
   /** Every path a command may write under: roots, TMPDIR, the host's extra paths. */
   writable: string[]
+  /** Socket files, or directories of them, the host lets commands connect to beside the roots and TMPDIR (`--allow-socket`). */
+  allowSockets: string[]
+  /** Where a command may connect to a UNIX socket: the roots, TMPDIR, the host's socket paths. */
+  socketPlaces: string[]
   /** The secret stores found under the user's home directories, hidden from reads. */
   secrets: string[]
   /** Extra hidden paths the host named (`--deny-read`). */
@@ -113,6 +117,8 @@ export function buildPolicy(input: {
   roots: string[]
   tmpDir: string
   allowWrite: string[]
+  /** Socket files or directories commands may connect to beside the roots and TMPDIR; default none. */
+  allowSockets?: string[]
   denyRead: string[]
   privateDirs: string[]
   homes: string[]
@@ -136,6 +142,8 @@ export function buildPolicy(input: {
     tmpDir,
     allowWrite,
     writable: unique([...roots, tmpDir, ...allowWrite]),
+    allowSockets: unique((input.allowSockets ?? []).map(real)),
+    socketPlaces: unique([...roots, tmpDir, ...(input.allowSockets ?? []).map(real)]),
     secrets: unique([...secrets, ...secretAliases]),
     denyRead: unique([...denyRead, ...denyAliases]),
     privateDirs: unique([...privateDirs, ...privateAliases]),
@@ -184,4 +192,9 @@ export function hiddenCounts(policy: ConfinePolicy): string {
     ...(denied > 0 ? [n(denied, '--deny-read path')] : []),
     ...(policy.aliases.length > 0 ? [`${n(policy.aliases.length, 'other name')} the mount table gives them`] : []),
   ].join(', ')
+}
+
+/** The helper's arguments that guard a job's sockets: only socket files under the roots, TMPDIR and the host's socket paths. */
+export function socketGuard(policy: ConfinePolicy): string[] {
+  return ['--guard-sockets', ...policy.socketPlaces.flatMap((p) => ['--socket-dir', p])]
 }

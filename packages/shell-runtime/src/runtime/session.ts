@@ -133,6 +133,7 @@ export class Session {
         roots: this.roots,
         tmpDir: this.tmpDir,
         allowWrite: this.options.allowWrite,
+        allowSockets: this.options.allowSockets,
         denyRead: this.options.denyRead,
         privateDirs: [...defaultPrivateDirs(this.options.hostEnv), ...this.options.privateDirs],
         homes,
@@ -233,6 +234,7 @@ export class Session {
     const keepFds = isPipestatus ? [PIPESTATUS_PIPE_FD] : []
     const joins = this.limits?.join ?? []
     const effectsFile = this.effectsFile(seq)
+    const eventsFile = this.eventsFile(seq)
     const processBound = this.keeper.kind === 'marker' && this.options.processLimit === undefined && isProcessBoundHeld() ? JOB_PROCESS_BOUND : null
     const launch = this.confiner.launch({
       bash: this.bash,
@@ -243,6 +245,7 @@ export class Session {
       keepFds,
       joins,
       effectsFile,
+      eventsFile,
       processBound,
     })
     this.#armKeeper(KEEPER_AFTER_MS)
@@ -307,6 +310,11 @@ export class Session {
   /** Where job `seq`'s relay records what it changes on disk; null when jobs are not observed here. */
   effectsFile(seq: number): string | null {
     return this.confiner.unobservedWhy === null ? join(this.spoolDir, `effects-${seq}`) : null
+  }
+
+  /** Where job `seq`'s relay records the sockets and metadata changes its guard refused; null when nothing guards them here. */
+  eventsFile(seq: number): string | null {
+    return this.confiner.isGuarded ? join(this.spoolDir, `refused-${seq}`) : null
   }
 
   /** The account of what job `seq` changes on disk (read from its relay's record). */
