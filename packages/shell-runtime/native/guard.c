@@ -135,14 +135,6 @@ static long thread_pidfd(long tid) {
   return -ENOENT_NR;
 }
 
-/* A copy of descriptor `fd` of thread `tid` (the same open file); -errno. */
-static long caller_fd(long tid, long fd) {
-  long pidfd = thread_pidfd(tid);
-  if (pidfd < 0) return pidfd;
-  long got = sys(__NR_pidfd_getfd, pidfd, fd, 0);
-  sys(__NR_close, pidfd, 0, 0);
-  return got;
-}
 
 static long read_mem(long tid, u64 addr, void *buf, size_t n) {
   struct io_vec local = {buf, n}, remote = {(void *)addr, n};
@@ -175,7 +167,7 @@ struct creds {
   u64 cap_eff;
 };
 
-static unsigned own_groups[64];
+static unsigned own_groups[64], own_gid;
 static int n_own_groups;
 static struct {
   __u32 version;
@@ -188,6 +180,7 @@ static struct {
 void guard_start(void) {
   guard.is_root = sys(__NR_geteuid, 0, 0, 0) == 0;
   if (!guard.is_root) return;
+  own_gid = (unsigned)sys(__NR_getegid, 0, 0, 0);
   long n = sys(__NR_getgroups, 64, own_groups, 0);
   n_own_groups = n < 0 ? 0 : (int)n;
   sys(__NR_capget, &cap_header, own_caps, 0);
@@ -239,6 +232,67 @@ static int caller_creds(long tid, struct creds *c) {
   return 0;
 }
 
+/*
+ * The threads that made guarded calls lately: a pidfd of each (held while it lives, so a number used
+ * again is told apart: a pidfd of a thread that exited reads ready), and its credentials as last read
+ * (read again after it asked to change them: the filter sends the set*id calls and capset here).
+ */
+#define CALLERS 64
+static struct caller {
+  long tid;
+  int pidfd;
+  int has_creds;
+  struct creds creds;
+} callers[CALLERS];
+
+static int has_exited(int pidfd) {
+  struct poll_fd p = {pidfd, 1 /* POLLIN */, 0};
+  struct {
+    long sec, nsec;
+  } now = {0, 0};
+  return sys6(__NR_ppoll, (long)&p, 1, (long)&now, 0, 8, 0) != 0;
+}
+
+/* The caller `tid` (its pidfd opened now, or still its own); null when it cannot be had. */
+static struct caller *caller(long tid) {
+  struct caller *c = &callers[tid % CALLERS];
+  if (c->tid == tid && c->pidfd > 0 && !has_exited(c->pidfd)) return c;
+  if (c->pidfd > 0) sys(__NR_close, c->pidfd, 0, 0);
+  c->tid = tid, c->has_creds = 0;
+  long fd = thread_pidfd(tid);
+  c->pidfd = fd > 0 ? (int)fd : 0;
+  return fd > 0 ? c : 0;
+}
+
+void guard_stale(long tid) {
+  struct caller *c = &callers[tid % CALLERS];
+  if (c->tid == tid) c->has_creds = 0;
+}
+
+/* A copy of descriptor `fd` of thread `tid` (the same open file); -errno. */
+static long caller_fd(long tid, long fd) {
+  struct caller *c = caller(tid);
+  return c == 0 ? -3 /* ESRCH */ : sys(__NR_pidfd_getfd, c->pidfd, fd, 0);
+}
+
+/* The caller's credentials (read once per thread, again after it changed them); null when unreadable. */
+static const struct creds *creds_of(long tid) {
+  struct caller *c = caller(tid);
+  if (c == 0) return 0;
+  if (!c->has_creds) c->has_creds = caller_creds(tid, &c->creds) == 0;
+  return c->has_creds ? &c->creds : 0;
+}
+
+/* True when acting as the relay would differ from acting as `c`: another uid or gid, other groups,
+ * or (`is_caps`) capabilities the relay has and the caller lacks, where the call checks them. */
+static int differs(const struct creds *c, int is_caps) {
+  if (c->euid != 0 || c->fsuid != 0 || c->egid != own_gid || c->fsgid != own_gid || c->n_groups != n_own_groups) return 1;
+  for (int k = 0; k < c->n_groups; k++)
+    if (c->groups[k] != own_groups[k]) return 1;
+  u64 own = (u64)own_caps[0].effective | ((u64)own_caps[1].effective << 32);
+  return is_caps && (own & ~c->cap_eff) != 0;
+}
+
 /* Take the caller's credentials on this thread (as root; a no-op otherwise). */
 static int mirror(const struct creds *c) {
   if (!guard.is_root) return 0;
@@ -263,8 +317,8 @@ static void unmirror(void) {
   sys(__NR_setresuid, -1, 0, -1);
   sys(__NR_setfsuid, 0, 0, 0);
   sys(__NR_capset, &cap_header, own_caps, 0);
-  sys(__NR_setresgid, -1, 0, -1);
-  sys(__NR_setfsgid, 0, 0, 0);
+  sys(__NR_setresgid, -1, own_gid, -1);
+  sys(__NR_setfsgid, own_gid, 0, 0);
   sys(__NR_setgroups, n_own_groups, own_groups, 0);
 }
 
@@ -645,8 +699,10 @@ static void guard_connect(int listener, const struct seccomp_notif *req, u64 soc
     }
   }
   if (r == 0 && guard.is_root) {
-    r = caller_creds(tid, &t.creds);
-    t.has_creds = r == 0;
+    /* A connection carries the connector's uid and gid (SO_PEERCRED): the caller's, never the relay's. */
+    const struct creds *c = creds_of(tid);
+    if (c == 0) r = -EACCES_NR;
+    else if (differs(c, 0)) t.creds = *c, t.has_creds = 1;
   }
   if (r == 0 && !still_waiting(listener, req->id)) r = -ENOENT_NR;
   if (r < 0) {
@@ -908,8 +964,18 @@ static void guard_metadata(int listener, const struct seccomp_notif *req) {
   }
   /* No path (utimensat's NULL), or an empty one with AT_EMPTY_PATH: the descriptor itself. */
   if (r == 0 && !m.is_fd && (m.path == 0 || (path[0] == 0 && (at_flags & AT_EMPTY_PATH)))) m.is_fd = 1;
+  /* As root, the caller's credentials where they decide: another uid or group than the relay's, or
+   * the capabilities security. and trusted. attributes take (the rest of a job's are the relay's too). */
   struct creds creds;
-  if (r == 0 && guard.is_root) r = caller_creds(tid, &creds);
+  int is_mirrored = 0;
+  if (r == 0 && guard.is_root) {
+    const struct creds *c = creds_of(tid);
+    if (c == 0) r = -EACCES_NR;
+    else {
+      creds = *c;
+      is_mirrored = differs(c, m.op == META_SETXATTR || m.op == META_REMOVEXATTR);
+    }
+  }
   int target = -1, dir = -1;
   if (r == 0 && m.is_fd) {
     long fd = caller_fd(tid, m.dirfd);
@@ -935,8 +1001,12 @@ static void guard_metadata(int listener, const struct seccomp_notif *req) {
   }
   if (r == 0 && !still_waiting(listener, req->id)) r = -ENOENT_NR;
   if (r == 0) {
-    r = mirror(&creds) == 0 ? perform(&m, target, m.is_fd, tid) : -EPERM_NR;
-    unmirror();
+    if (is_mirrored) {
+      r = mirror(&creds) == 0 ? perform(&m, target, m.is_fd, tid) : -EPERM_NR;
+      unmirror();
+    } else {
+      r = perform(&m, target, m.is_fd, tid);
+    }
   }
   if (dir >= 0) sys(__NR_close, dir, 0, 0);
   if (target >= 0) sys(__NR_close, target, 0, 0);
@@ -954,6 +1024,14 @@ int guard_answer(int listener, const struct seccomp_notif *req) {
   }
   if (kind == KIND_SOCKETCALL && guard.is_sockets) {
     guard_socketcall(listener, req, (int)a[0], a[1]);
+    return 1;
+  }
+  if (kind == KIND_CREDS) {
+    guard_stale((long)req->pid);
+    struct seccomp_notif_resp go;
+    memset(&go, 0, sizeof go);
+    go.id = req->id, go.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_SEND, &go);
     return 1;
   }
   if (kind == KIND_EFFECT && guard.is_metadata && meta_call(req->data.arch, req->data.nr) != 0) {

@@ -175,6 +175,7 @@ enum {
   KIND_EFFECT,       /* a call that changes the filesystem (effects.c records it) */
   KIND_CONNECT,      /* connect(fd, addr, len) (guard.c) */
   KIND_SOCKETCALL,   /* 32-bit socketcall(call, args) (guard.c) */
+  KIND_CREDS,        /* set*id, setgroups, capset: the caller's credentials change (guard.c reads them again) */
 };
 int supervised_kind(__u32 arch, int nr);
 
@@ -246,6 +247,8 @@ int guard_add(int set, const char *path);
 void guard_tty(const char *path);
 /* Note the relay's own credentials (before the job starts). */
 void guard_start(void);
+/* Thread `tid` is changing its credentials: read them again at its next guarded call. */
+void guard_stale(long tid);
 /* Answer a notification the guard owns (1), or leave it to the caller (0). */
 int guard_answer(int listener, const struct seccomp_notif *req);
 

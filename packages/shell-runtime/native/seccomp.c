@@ -166,6 +166,26 @@ const struct effect_call *effect_call(__u32 arch, int nr) {
   return 0;
 }
 
+/* ---- calls that change the caller's credentials (guard.c reads them again after one) ------------------ */
+
+static const int native_creds[] = {__NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid, __NR_setgroups, __NR_setresuid,
+                                   __NR_setresgid, __NR_setfsuid, __NR_setfsgid, __NR_capset};
+#if defined(__x86_64__)
+/* 16-bit forms, then the 32-bit ones, then capset. */
+static const int i386_creds[] = {23, 46, 70, 71, 81, 164, 170, 138, 139, 213, 214, 203, 204, 206, 208, 210, 215, 216, 185};
+#endif
+
+static int is_creds_call(__u32 arch, int nr) {
+  const int *calls = arch == native.arch ? native_creds : 0;
+  int n_calls = N_CALLS(native_creds);
+#if defined(__x86_64__)
+  if (arch == i386.arch) calls = i386_creds, n_calls = N_CALLS(i386_creds);
+#endif
+  for (int k = 0; calls != 0 && k < n_calls; k++)
+    if (calls[k] == nr) return 1;
+  return 0;
+}
+
 /* ---- calls that change a file's metadata (guard.c performs them where the guard is on) ------------ */
 
 /* op, follow, path, dirfd, mode, owner, times, times_kind, name, xattr_args, flags, is16 */
@@ -240,6 +260,7 @@ int supervised_kind(__u32 arch, int nr) {
   if (nr == t->fcntl || nr == t->fcntl64) return KIND_SETOWN;
   if (nr == t->connect) return KIND_CONNECT;
   if (nr == t->socketcall) return KIND_SOCKETCALL;
+  if (is_creds_call(arch, nr)) return KIND_CREDS;
   if (effect_call(arch, nr) != 0) return KIND_EFFECT;
   return KIND_NONE;
 }
@@ -459,6 +480,15 @@ static void collect(const struct table *t, __u32 action, unsigned flags) {
 #endif
     for (int k = 0; calls != 0 && k < n_calls; k++)
       rule(calls[k].nr, calls[k].flags >= 0 ? BODY_WRITE_FLAGS : BODY_RETURN, calls[k].flags, SECCOMP_RET_USER_NOTIF);
+  }
+  if (flags & (FILTER_SOCKETS | FILTER_METADATA)) {
+    /* The guard acts with the caller's credentials: it reads them again after a change. */
+    const int *creds = t == &native ? native_creds : 0;
+    int n_creds = N_CALLS(native_creds);
+#if defined(__x86_64__)
+    if (t == &i386) creds = i386_creds, n_creds = N_CALLS(i386_creds);
+#endif
+    for (int k = 0; creds != 0 && k < n_creds; k++) rule(creds[k], BODY_RETURN, 0, SECCOMP_RET_USER_NOTIF);
   }
   if (flags & FILTER_METADATA) {
     const struct meta_call *calls = t == &native ? native_meta : 0;
