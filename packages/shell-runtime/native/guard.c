@@ -12,8 +12,8 @@
  *                  TMPDIR or a path the host allowed (--socket-dir), connected through the entry
  *                  the guard opened (/proc/self/fd/N); an abstract one only when its listener is
  *                  a process of the job's tree (else shut down both ways: EPERM, as Landlock's
- *                  scope answers). A blocking connect waits on a worker thread, so the relay goes
- *                  on answering the job's other calls meanwhile.
+ *                  scope answers). A blocking connect that does not complete at once waits on a
+ *                  worker thread, so the relay goes on answering the job's other calls meanwhile.
  *   metadata       chmod, chown, utimes and the extended attributes (every form): performed only
  *                  on an entry under the writable paths (--write) or the job's own terminal; a
  *                  descriptor the job opened for writing is under them already (Landlock let it).
@@ -44,6 +44,8 @@ struct guard guard = {.events_fd = -1};
 #define ELOOP_NR 40
 #define EOPNOTSUPP_NR 95
 #define ECONNREFUSED_NR 111
+#define EINPROGRESS_NR 115
+#define EAGAIN_NR 11
 #define EXDEV_NR 18
 #define PATH_BYTES 4096
 #define PIDFD_THREAD_FLAG O_EXCL
@@ -517,9 +519,14 @@ struct connect_task {
   char addr[128];
   struct creds creds;
   int has_creds;
+  /* For a worker: the connection is in progress (wait for it), not to be made again. */
+  int is_in_progress;
+  /* On a worker, which holds a copy of the listener (the relay may close its own meanwhile). */
+  int is_worker;
 };
 
-static long do_connect(struct connect_task *t) {
+/* Connect the job's socket as the task says, with the caller's credentials where they differ. */
+static long connect_once(struct connect_task *t) {
   long r;
   if (t->has_creds && mirror(&t->creds) != 0) {
     unmirror();
@@ -545,7 +552,28 @@ static long do_connect(struct connect_task *t) {
   } else {
     r = sys(__NR_connect, t->sock, t->addr, t->len);
   }
-  unmirror();
+  if (t->has_creds) unmirror();
+  return r;
+}
+
+/* Wait until the connection in progress on the task's socket is made or failed (`ms` < 0: for as long as it takes); its result, or -EINPROGRESS. */
+static long wait_connected(struct connect_task *t, long ms) {
+  struct poll_fd p = {t->sock, 4 /* POLLOUT */, 0};
+  struct {
+    long sec, nsec;
+  } limit = {ms / 1000, (ms % 1000) * 1000000};
+  long n;
+  do n = sys6(__NR_ppoll, (long)&p, 1, ms < 0 ? 0 : (long)&limit, 0, 8, 0);
+  while (n == -4 /* EINTR */);
+  if (n == 0) return -EINPROGRESS_NR;
+  int err = 0;
+  unsigned err_len = sizeof err;
+  sys6(__NR_getsockopt, t->sock, SOL_SOCKET_NR, 4 /* SO_ERROR */, (long)&err, (long)&err_len, 0);
+  return -(long)err;
+}
+
+/* After a connect: one to an abstract socket whose listener is outside the job's tree is shut down. */
+static long checked(struct connect_task *t, long r) {
   if (r == 0 && t->is_abstract) {
     struct {
       int pid;
@@ -571,11 +599,12 @@ static long do_connect(struct connect_task *t) {
   return r;
 }
 
+/* Answer the task and close what it holds (a worker's own copy of the listener too). */
 static void finish_connect(struct connect_task *t, long r) {
   respond(t->listener, t->id, r);
   sys(__NR_close, t->sock, 0, 0);
   if (t->target >= 0) sys(__NR_close, t->target, 0, 0);
-  sys(__NR_close, t->listener, 0, 0);
+  if (t->is_worker) sys(__NR_close, t->listener, 0, 0);
 }
 
 /* Workers: a blocking connect waits on one of these, so the relay answers the job's other calls meanwhile. */
@@ -592,7 +621,11 @@ static void worker_main(void) {
   struct worker *w = 0;
   for (int k = 0; k < WORKERS; k++)
     if (workers[k].stack && &here > workers[k].stack && &here < workers[k].stack + WORKER_STACK) w = &workers[k];
-  if (w != 0) finish_connect(&w->task, do_connect(&w->task));
+  if (w != 0) {
+    /* A connection in progress is waited for; a UNIX listener with its backlog full is connected to again, blocking. */
+    struct connect_task *t = &w->task;
+    finish_connect(t, checked(t, t->is_in_progress ? wait_connected(t, -1) : connect_once(t)));
+  }
   for (;;) sys(__NR_exit, 0, 0, 0); /* this thread only */
 }
 
@@ -661,7 +694,7 @@ static void guard_connect(int listener, const struct seccomp_notif *req, u64 soc
   long tid = (long)req->pid;
   struct connect_task t;
   memset(&t, 0, sizeof t);
-  t.listener = -1, t.id = req->id, t.sock = -1, t.target = -1;
+  t.listener = listener, t.id = req->id, t.sock = -1, t.target = -1;
   long r = caller_fd(tid, (long)(int)sock_arg);
   if (r < 0) {
     respond(listener, req->id, r == -EPERM_NR ? -EACCES_NR : r);
@@ -711,12 +744,33 @@ static void guard_connect(int listener, const struct seccomp_notif *req, u64 soc
     if (t.target >= 0) sys(__NR_close, t.target, 0, 0);
     return;
   }
-  t.listener = (int)sys(__NR_fcntl, listener, F_DUPFD_CLOEXEC, 0);
+  t.listener = listener;
   long flags = sys(__NR_fcntl, t.sock, F_GETFL, 0);
-  int is_blocking = flags >= 0 && !(flags & O_NONBLOCK);
-  if (t.listener >= 0 && is_blocking && to_worker(&t)) return;
-  if (t.listener < 0) t.listener = (int)sys(__NR_fcntl, listener, F_DUPFD_CLOEXEC, 0);
-  finish_connect(&t, do_connect(&t));
+  if (flags < 0 || (flags & O_NONBLOCK)) {
+    finish_connect(&t, checked(&t, connect_once(&t)));
+    return;
+  }
+  /*
+   * A blocking socket: connected here without blocking (O_NONBLOCK for the moment of the call, on a
+   * socket no one uses before it is connected), which is all most connects need (a UNIX listener,
+   * loopback). One still in progress after 2 ms, or a UNIX listener whose backlog is full, waits on
+   * a worker thread, so the relay goes on answering the job's other calls.
+   */
+  sys(__NR_fcntl, t.sock, F_SETFL, flags | O_NONBLOCK);
+  r = connect_once(&t);
+  sys(__NR_fcntl, t.sock, F_SETFL, flags);
+  if (r == -EINPROGRESS_NR) r = wait_connected(&t, 2);
+  if (r != -EINPROGRESS_NR && r != -EAGAIN_NR) {
+    finish_connect(&t, checked(&t, r));
+    return;
+  }
+  t.is_in_progress = r == -EINPROGRESS_NR;
+  struct connect_task w = t;
+  w.listener = (int)sys(__NR_fcntl, listener, F_DUPFD_CLOEXEC, 0);
+  w.is_worker = 1;
+  if (w.listener >= 0 && to_worker(&w)) return;
+  if (w.listener >= 0) sys(__NR_close, w.listener, 0, 0);
+  finish_connect(&t, checked(&t, t.is_in_progress ? wait_connected(&t, -1) : connect_once(&t)));
 }
 
 /*

@@ -25,6 +25,7 @@ commands:
   tools        list the enabled tools with their token cost
   contract     diff two versions of the contract surface (hands contract diff A B)
   attach       connect this terminal to a live background shell of a running server
+  doctor       say what confines commands on this host, what is missing and how to fix it
 
 Run \`hands <command> --help\` for a command's options.`
 
@@ -247,6 +248,35 @@ async function call(argv: string[]): Promise<number> {
   }
 }
 
+const DOCTOR_HELP = `usage: hands doctor [options]
+
+Probe what can confine commands here (the helper, Landlock, seccomp, bubblewrap, cgroups), telling a
+container's seccomp profile from a kernel without the feature, then describe the confinement a
+session with these options would get. Exit status: 0 when commands would run (confined, or
+unconfined because --confine off was given), 1 when the shell tools would refuse every call, 2 when
+an option cannot be held here.
+
+${SESSION_HELP}`
+
+async function doctor(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, {})
+  if (values.help) return help(DOCTOR_HELP)
+  if (positionals.length > 0) throw new UsageError(`doctor takes no arguments, got ${positionals.join(' ')}`)
+  const options = sessionOptions(values)
+  const { describeHost } = await import('@hands/shell-runtime')
+  const width = 12
+  for (const [name, text] of describeHost().lines) process.stdout.write(`${name.padEnd(width)} ${text}\n`)
+  const confinement = await confinementOf({ ...options, toggles: { shell: true } })
+  if (confinement === null) return 0
+  process.stdout.write(
+    `\nwith these options:\n${confinement.summary
+      .split('\n')
+      .map((l) => `  ${l}\n`)
+      .join('')}`,
+  )
+  return confinement.kind === 'unavailable' ? 1 : 0
+}
+
 async function tools(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { format: { type: 'string' } })
   if (values.help) return help(TOOLS_HELP)
@@ -292,7 +322,7 @@ function help(text: string): number {
 // Loaded on demand: the contract diff is not needed to serve or call tools.
 const contract = async (argv: string[]) => (await import('./contract.ts')).contract(argv)
 
-const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, contract, attach }
+const COMMANDS: Record<string, (argv: string[]) => number | Promise<number>> = { serve, call, tools, contract, attach, doctor }
 
 async function main(argv: string[]): Promise<number> {
   // `pnpm hands` (the repo's script) runs in the repo root; INIT_CWD is where the user typed it.
