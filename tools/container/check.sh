@@ -244,29 +244,45 @@ echo "  shell_background: $status"
 [ "$status" = running ] || [ "$status" = exited ] || BROKEN=1
 done_step "$status"
 
-step "MCP over stdio: $ENGINE run -i --rm IMAGE"
-out=$(node "$HERE/mcp-client.mjs" stdio "$ENGINE" "${GLOBAL[@]}" run -i --rm "${RUN_FLAGS[@]}" -v "$WORK/workspace:/workspace" "$HANDS_IMAGE" 2>"$LOGS/stdio.stderr") || true
+step "MCP over stdio: $ENGINE run -i --rm --init IMAGE"
+out=$(node "$HERE/mcp-client.mjs" stdio "$ENGINE" "${GLOBAL[@]}" run -i --rm --init "${RUN_FLAGS[@]}" -v "$WORK/workspace:/workspace" "$HANDS_IMAGE" 2>"$LOGS/stdio.stderr") || true
 echo "  $out"
 case $out in *'The kernel refused a write'*) done_step "confined" ;; *) BROKEN=1; done_step "no confined result (see $LOGS/stdio.stderr)" ;; esac
 
-step "MCP over HTTP: --http 0.0.0.0:8765, -p 127.0.0.1:PORT:8765"
-port=$(node -e 'const s = require("node:net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })')
-name=hands-check-$$-http
-STARTED+=("$name")
-engine run -d --name "$name" "${RUN_FLAGS[@]}" -v "$WORK/workspace:/workspace" -p "127.0.0.1:$port:8765" "$HANDS_IMAGE" \
-  --root /workspace --http 0.0.0.0:8765 --allow-remote --allow-host "127.0.0.1:$port" >/dev/null
-for _ in $(seq 50); do engine logs "$name" 2>&1 | grep -q 'serving MCP' && break; sleep 0.2; done
-out=$(node "$HERE/mcp-client.mjs" http "http://127.0.0.1:$port/mcp" 2>&1) || true
-echo "  $out"
-foreign=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Host: elsewhere.example:$port" -H 'Content-Type: application/json' \
-  -H 'Accept: application/json, text/event-stream' --data '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' \
-  "http://127.0.0.1:$port/mcp" || echo failed)
-echo "  a request with a foreign Host header: $foreign"
-stop_start=$EPOCHREALTIME
-engine stop "$name" >/dev/null
-echo "  $ENGINE stop: $(awk -v a="$stop_start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s; last log line: $(engine logs "$name" 2>&1 | tail -1)"
-engine rm -f "$name" >/dev/null
-case $out in *'The kernel refused a write'*) done_step "confined; foreign Host $foreign" ;; *) BROKEN=1; done_step "no confined result" ;; esac
+# http_case LABEL [podman run flags...]: the server on HTTP, a session of the SDK client, a request
+# with a foreign Host, the zombies left in the container once the session ended, and podman stop.
+http_case() {
+  local label=$1
+  shift
+  step "$label"
+  local port name out foreign zombies stop_start
+  port=$(node -e 'const s = require("node:net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })')
+  name=hands-check-$$-http-$port
+  STARTED+=("$name")
+  engine run -d --name "$name" "$@" "${RUN_FLAGS[@]}" -v "$WORK/workspace:/workspace" -p "127.0.0.1:$port:8765" "$HANDS_IMAGE" \
+    --root /workspace --http 0.0.0.0:8765 --allow-remote --allow-host "127.0.0.1:$port" >/dev/null
+  for _ in $(seq 50); do engine logs "$name" 2>&1 | grep -q 'serving MCP' && break; sleep 0.2; done
+  out=$(node "$HERE/mcp-client.mjs" http "http://127.0.0.1:$port/mcp" 2>&1) || true
+  echo "  $out"
+  foreign=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Host: elsewhere.example:$port" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' --data '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' \
+    "http://127.0.0.1:$port/mcp" || echo failed)
+  echo "  a request with a foreign Host header: $foreign"
+  sleep 1
+  zombies=$(engine exec "$name" bash -c 'n=0; for f in /proc/[0-9]*/stat; do read -r _ _ st _ < "$f" 2>/dev/null && [ "$st" = Z ] && n=$((n + 1)); done; echo $n')
+  echo "  zombie processes in the container after the session ended: $zombies"
+  stop_start=$EPOCHREALTIME
+  engine stop "$name" >/dev/null
+  echo "  $ENGINE stop: $(awk -v a="$stop_start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s; last log line: $(engine logs "$name" 2>&1 | tail -1)"
+  engine rm -f "$name" >/dev/null
+  case $out in
+    *'The kernel refused a write'*) done_step "confined; foreign Host $foreign; $zombies zombies" ;;
+    *) BROKEN=1; done_step "no confined result" ;;
+  esac
+}
+
+http_case "MCP over HTTP, hands as PID 1"
+http_case "MCP over HTTP, --init" --init
 
 echo
 echo "== summary ($(awk -v a="$CHECK_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s; logs in $LOGS)"

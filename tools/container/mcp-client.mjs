@@ -49,5 +49,7 @@ try {
   process.stderr.write(`mcp-client: ${err instanceof Error ? err.message : String(err)}\n`)
   process.exitCode = 1
 } finally {
+  // Over HTTP the session ends now (a DELETE), not at the server's idle expiry.
+  if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => {})
   await client.close()
 }
