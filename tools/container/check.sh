@@ -249,8 +249,9 @@ out=$(node "$HERE/mcp-client.mjs" stdio "$ENGINE" "${GLOBAL[@]}" run -i --rm --i
 echo "  $out"
 case $out in *'The kernel refused a write'*) done_step "confined" ;; *) BROKEN=1; done_step "no confined result (see $LOGS/stdio.stderr)" ;; esac
 
-# http_case LABEL [podman run flags...]: the server on HTTP, a session of the SDK client, a request
-# with a foreign Host, the zombies left in the container once the session ended, and podman stop.
+# http_case LABEL [podman run flags...]: the server on HTTP, a session of the SDK client (kept 2 s
+# after its call, as a client between calls), a request with a foreign Host, the zombie processes
+# left in the container once the session ended, and podman stop.
 http_case() {
   local label=$1
   shift
@@ -262,7 +263,7 @@ http_case() {
   engine run -d --name "$name" "$@" "${RUN_FLAGS[@]}" -v "$WORK/workspace:/workspace" -p "127.0.0.1:$port:8765" "$HANDS_IMAGE" \
     --root /workspace --http 0.0.0.0:8765 --allow-remote --allow-host "127.0.0.1:$port" >/dev/null
   for _ in $(seq 50); do engine logs "$name" 2>&1 | grep -q 'serving MCP' && break; sleep 0.2; done
-  out=$(node "$HERE/mcp-client.mjs" http "http://127.0.0.1:$port/mcp" 2>&1) || true
+  out=$(node "$HERE/mcp-client.mjs" http "http://127.0.0.1:$port/mcp" 2000 2>&1) || true
   echo "  $out"
   foreign=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Host: elsewhere.example:$port" -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' --data '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' \
