@@ -7,7 +7,7 @@
 #
 #   tools/container/check.sh            run from anywhere in the repo, after `pnpm install`
 #
-# Needs: podman (rootful here) and node; debootstrap unless BASE_IMAGE is given.
+# Needs: podman (rootful here), node and curl; debootstrap unless BASE_IMAGE is given.
 # Environment:
 #   BASE_IMAGE      a Debian bookworm image with Node 20 and npm under /usr/local to build on (e.g.
 #                   node:20-bookworm-slim, from a registry). Unset: one is made from a debootstrap
@@ -20,6 +20,8 @@
 #   SKIP_BUILD=1    check HANDS_IMAGE as it is
 #   NPMRC=FILE      an .npmrc the build uses (a registry mirror); NODE_EXTRA_CA_CERTS, when set, is
 #                   passed to the build as the CA bundle Node trusts (a TLS-inspecting proxy)
+#   PROFILE_SOURCE  the engine's default seccomp profile the refusing ones are derived from
+#                   (default /usr/share/containers/seccomp.json, podman's)
 #
 # Exit: 0 when every command ran confined, or unconfined only where --confine off asked for it;
 # 1 when a command ran unconfined without --confine off (under the refusing profiles today: hands
