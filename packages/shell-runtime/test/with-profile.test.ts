@@ -12,7 +12,7 @@ function run(argv: string[], input = ''): { status: number | null; stdout: strin
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
-/** The probe's two lines, `landlock …` and `seccomp …`. */
+/** The probe's first two lines, `landlock …` and `seccomp …` (the facts after them are the host's). */
 function probe(prefix: string[]): [string, string] {
   const r = run([...prefix, HELPER, '--probe'])
   expect(r.stderr).toBe('')
@@ -33,15 +33,15 @@ describe.runIf(process.platform === 'linux')('with-profile: a container seccomp 
   })
 
   it('--landlock ENOSYS makes the probe find no Landlock, as a profile that does not list the Landlock calls does', () => {
-    expect(probe(withProfile({ landlock: 'ENOSYS' }))).toEqual(['landlock 0 the kernel has no Landlock', machine[1]])
+    expect(probe(withProfile({ landlock: 'ENOSYS' }))).toEqual(['landlock 0 errno 38 Function not implemented', machine[1]])
   })
 
   it('--landlock EPERM makes the probe see Landlock refused', () => {
-    expect(probe(withProfile({ landlock: 'EPERM' }))).toEqual(['landlock 0 Operation not permitted', machine[1]])
+    expect(probe(withProfile({ landlock: 'EPERM' }))).toEqual(['landlock 0 errno 1 Operation not permitted', machine[1]])
   })
 
   it("--seccomp EPERM leaves the program no seccomp filter of its own, while the fixture's stays", () => {
-    expect(probe(withProfile({ seccomp: 'EPERM' }))).toEqual([machine[0], 'seccomp none Operation not permitted'])
+    expect(probe(withProfile({ seccomp: 'EPERM' }))).toEqual([machine[0], 'seccomp none errno 1 Operation not permitted'])
     const status = run([...withProfile({ seccomp: 'EPERM' }), 'cat', '/proc/self/status']).stdout
     expect(status).toMatch(/^NoNewPrivs:\s+1$/m)
     expect(status).toMatch(/^Seccomp:\s+2$/m)
@@ -49,11 +49,14 @@ describe.runIf(process.platform === 'linux')('with-profile: a container seccomp 
   })
 
   it('--user-notif EBUSY refuses only a supervisor, as when another supervisor holds the process', () => {
-    expect(probe(withProfile({ userNotif: 'EBUSY' }))).toEqual([machine[0], 'seccomp refusing another supervisor holds this process'])
+    expect(probe(withProfile({ userNotif: 'EBUSY' }))).toEqual([machine[0], 'seccomp refusing errno 16 Device or resource busy'])
   })
 
   it('--landlock and --seccomp together take both away', () => {
-    expect(probe(withProfile({ landlock: 'EPERM', seccomp: 'EPERM' }))).toEqual(['landlock 0 Operation not permitted', 'seccomp none Operation not permitted'])
+    expect(probe(withProfile({ landlock: 'EPERM', seccomp: 'EPERM' }))).toEqual([
+      'landlock 0 errno 1 Operation not permitted',
+      'seccomp none errno 1 Operation not permitted',
+    ])
   })
 
   it('wraps any command: arguments, stdin, stdout and the exit code pass through, in its children too', () => {
