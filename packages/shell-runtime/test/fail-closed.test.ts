@@ -18,7 +18,14 @@ interface Outcome {
   kind?: string
   summary?: string
   result?: {
-    commands: Array<{ exit: number | null; stdout: string; stderr: string; note: string | null; changes: { is_complete: boolean; note: string | null } }>
+    commands: Array<{
+      command: string
+      exit: number | null
+      stdout: string
+      stderr: string
+      note: string | null
+      changes: { is_complete: boolean; note: string | null }
+    }>
   }
 }
 
