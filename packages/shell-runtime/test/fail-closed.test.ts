@@ -44,9 +44,10 @@ try {
 const result = await rt.shell_run({ commands: ${JSON.stringify(commands)} })
 await rt.close()
 console.log(JSON.stringify({ thrown: null, kind: rt.confinement.kind, summary: rt.confinement.summary, result }))`
-  const [file, ...args] = [...withProfile(profile), process.execPath, '--input-type=module', '-e', script] as [string, ...string[]]
+  const [file, ...args] = withProfile(profile)
+  args.push(process.execPath, '--input-type=module', '-e', script)
   const env: Record<string, string | undefined> = { ...process.env, HANDS_CONFINE_UNAVAILABLE: unavailable }
-  const r = spawnSync(file, args, { encoding: 'utf8', timeout: 120_000, env })
+  const r = spawnSync(file as string, args, { encoding: 'utf8', timeout: 120_000, env })
   expect(r.status, r.stderr).toBe(0)
   return JSON.parse(r.stdout) as Outcome
 }
