@@ -207,7 +207,7 @@ function refusal(found: Probe): ConfineRefusal {
     fix,
     summary: [
       `commands cannot run: no sandbox can confine them here (${missing})`,
-      'the shell tools refuse every call until the host fixes that or switches confinement off on purpose; the file tools work',
+      'the shell tools refuse every call while that holds, unless the host switches confinement off on purpose; the file tools work',
       `to fix: ${fix}`,
     ].join('\n'),
   }

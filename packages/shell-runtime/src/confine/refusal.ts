@@ -10,6 +10,6 @@ export function sandboxUnavailable(refusal: ConfineRefusal) {
   return refuse(
     'sandbox_unavailable',
     `Commands cannot run on this host: no sandbox can confine them (${refusal.missing}), and the host has not chosen to run them unconfined.`,
-    `Every shell tool refuses until the host changes this, so do not retry; the file tools still work. The host's operator can ${refusal.fix}.`,
+    `Every shell tool refuses the same way while the host stays as it is, so do not retry; the file tools still work. The host's operator can ${refusal.fix}.`,
   )
 }
