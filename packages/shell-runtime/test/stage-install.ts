@@ -87,14 +87,14 @@ function published(dir: string, pkg: Manifest): string[] {
       continue
     }
     const parent = dirname(pattern)
-    const match = new RegExp(
-      `^${basename(pattern)
-        .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
-        .replaceAll('*', '[^/]*')}$`,
-    )
+    const match = new RegExp(`^${basename(pattern).split('*').map(escapeRegExp).join('[^/]*')}$`)
     for (const f of existsSync(join(dir, parent)) ? readdirSync(join(dir, parent)) : []) if (match.test(f)) out.add(join(parent, f))
   }
   return [...out]
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
 /** The package directory `name` resolves to from package `dir` (a real path), as node looks it up; null when not installed. */
