@@ -121,7 +121,7 @@ export interface FileExistsResult {
 
 export interface ErrorEnvelope {
   tool: string
-  code: "invalid_input" | "unknown_tool" | "disabled" | "refused" | "outside_roots" | "access_denied" | "not_found" | "not_a_directory" | "destination_exists" | "into_itself" | "protected_path" | "not_confirmed" | "unknown_id" | "not_running" | "limit_reached" | "spawn_failed" | "pty_unavailable" | "io_error" | "internal"
+  code: "invalid_input" | "unknown_tool" | "disabled" | "refused" | "outside_roots" | "access_denied" | "not_found" | "not_a_directory" | "destination_exists" | "into_itself" | "protected_path" | "not_confirmed" | "unknown_id" | "not_running" | "limit_reached" | "spawn_failed" | "pty_unavailable" | "sandbox_unavailable" | "io_error" | "internal"
   message: string
   hint: string
   is_preflight: boolean

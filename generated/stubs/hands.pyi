@@ -174,7 +174,7 @@ async def file_exists(paths: list[str]) -> FileExistsResult:
 
 class ErrorEnvelope(TypedDict):
     tool: str
-    code: Literal["invalid_input", "unknown_tool", "disabled", "refused", "outside_roots", "access_denied", "not_found", "not_a_directory", "destination_exists", "into_itself", "protected_path", "not_confirmed", "unknown_id", "not_running", "limit_reached", "spawn_failed", "pty_unavailable", "io_error", "internal"]
+    code: Literal["invalid_input", "unknown_tool", "disabled", "refused", "outside_roots", "access_denied", "not_found", "not_a_directory", "destination_exists", "into_itself", "protected_path", "not_confirmed", "unknown_id", "not_running", "limit_reached", "spawn_failed", "pty_unavailable", "sandbox_unavailable", "io_error", "internal"]
     message: str
     hint: str
     is_preflight: bool

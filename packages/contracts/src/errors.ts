@@ -91,6 +91,12 @@ export const ERROR_CODES = {
     is_retryable: false,
     is_always_preflight: true,
   },
+  sandbox_unavailable: {
+    summary:
+      'No sandbox can confine commands on this host and the host has not chosen to run them unconfined, so no shell tool runs; the message names what is missing, the likely cause and the fix.',
+    is_retryable: false,
+    is_always_preflight: true,
+  },
   io_error: {
     summary: 'The filesystem failed part way; the message says what was and was not done.',
     is_retryable: true,

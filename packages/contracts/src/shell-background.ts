@@ -26,7 +26,7 @@ export const ShellBackgroundResult = Exact({
 })
 export type ShellBackgroundResult = Static<typeof ShellBackgroundResult>
 
-// errors: invalid_input, outside_roots, access_denied, not_found, not_a_directory, limit_reached, spawn_failed, pty_unavailable
+// errors: invalid_input, outside_roots, access_denied, not_found, not_a_directory, limit_reached, spawn_failed, pty_unavailable, sandbox_unavailable
 
 // descriptor
 export const shellBackground = defineTool({

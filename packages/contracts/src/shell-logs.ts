@@ -45,7 +45,7 @@ export const ShellLogsResult = Exact({
 })
 export type ShellLogsResult = Static<typeof ShellLogsResult>
 
-// errors: invalid_input, unknown_id
+// errors: invalid_input, unknown_id, sandbox_unavailable
 
 // descriptor
 export const shellLogs = defineTool({

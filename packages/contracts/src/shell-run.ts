@@ -37,7 +37,7 @@ export const ShellRunResult = Exact({
 })
 export type ShellRunResult = Static<typeof ShellRunResult>
 
-// errors: invalid_input, outside_roots, access_denied, not_found, not_a_directory, spawn_failed
+// errors: invalid_input, outside_roots, access_denied, not_found, not_a_directory, spawn_failed, sandbox_unavailable
 
 // descriptor
 export const shellRun = defineTool({

@@ -17,7 +17,7 @@ export const ShellStopResult = Exact({
 })
 export type ShellStopResult = Static<typeof ShellStopResult>
 
-// errors: invalid_input, unknown_id
+// errors: invalid_input, unknown_id, sandbox_unavailable
 
 // descriptor
 export const shellStop = defineTool({

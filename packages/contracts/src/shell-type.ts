@@ -23,7 +23,7 @@ export const ShellTypeResult = Exact({
 })
 export type ShellTypeResult = Static<typeof ShellTypeResult>
 
-// errors: invalid_input, unknown_id, not_running, limit_reached
+// errors: invalid_input, unknown_id, not_running, limit_reached, sandbox_unavailable
 
 // descriptor
 export const shellType = defineTool({

@@ -6,6 +6,7 @@
 #define HANDS_CONFINE_H
 
 #include <asm/unistd.h>
+#include <linux/seccomp.h>
 #include <linux/types.h>
 
 typedef unsigned long size_t;
@@ -133,6 +134,9 @@ long install_filter(int is_supervised, unsigned flags);
 #define FILTER_SIGNALS 2    /* the signal calls too (Landlock below ABI 6 does not scope them) */
 #define FILTER_NO_NETWORK 4 /* sockets other than UNIX and netlink refused */
 #define FILTER_EFFECTS 8    /* calls that change the filesystem notify the supervisor (recorded, then go on) */
+#define FILTER_NETNS_FAMILIES 16 /* sockets only of the families a network namespace confines: UNIX, netlink, IPv4, IPv6 */
+#define FILTER_SOCKETS 32   /* connect notifies the supervisor (guard.c); datagram UNIX sockets are refused */
+#define FILTER_METADATA 64  /* chmod, chown, utimes and extended attributes notify the supervisor (guard.c) */
 
 /* A call that changes the filesystem: its number, and where its arguments are (see seccomp.c). */
 struct effect_call {
@@ -144,6 +148,17 @@ struct effect_call {
  * a name reach entries the job never named, so it ends every such mark. */
 enum { EFFECT_OTHER, EFFECT_MKDIR, EFFECT_MOVES, EFFECT_UNLINKAT };
 const struct effect_call *effect_call(__u32 arch, int nr);
+
+/* A call that changes a file's mode, owner, times or extended attributes (guard.c performs it): its
+ * operation and where its arguments are (-1: none). No path argument: the descriptor in `dirfd`. */
+struct meta_call {
+  int nr;
+  signed char op, follow, path, dirfd, mode, owner, times, times_kind, name, xattr_args, flags, is16;
+};
+enum { META_CHMOD, META_CHOWN, META_TIMES, META_SETXATTR, META_REMOVEXATTR };
+/* How a times argument is laid out. */
+enum { META_TIMESPEC, META_TIMESPEC32, META_TIMEVAL, META_TIMEVAL32, META_UTIMBUF, META_UTIMBUF32 };
+const struct meta_call *meta_call(__u32 arch, int nr);
 
 /* What a supervised call does, from its table and number: which argument names the target. */
 enum {
@@ -158,6 +173,9 @@ enum {
   KIND_TARGET_ARG1,  /* tgkill(tgid, tid, ...), rt_tgsigqueueinfo(tgid, tid, ...) */
   KIND_SETOWN,       /* fcntl(fd, F_SETOWN, pid): pid < 0 names a process group */
   KIND_EFFECT,       /* a call that changes the filesystem (effects.c records it) */
+  KIND_CONNECT,      /* connect(fd, addr, len) (guard.c) */
+  KIND_SOCKETCALL,   /* 32-bit socketcall(call, args) (guard.c) */
+  KIND_CREDS,        /* set*id, setgroups, capset: the caller's credentials change (guard.c reads them again) */
 };
 int supervised_kind(__u32 arch, int nr);
 
@@ -198,6 +216,41 @@ int effects_dirty(void);
 void effects_wake(int fd);
 /* Write the rest and close (`is_observed` false: the job ran without the supervisor). */
 void effects_close(int is_observed);
+
+/* True when `pid` is a process of the job's tree (its parents reach the relay). */
+int relay_in_tree(long pid);
+
+/* ---- guard.c: sockets and metadata, performed by the relay --------------------------------- */
+struct guard_id {
+  unsigned major, minor;
+  u64 ino;
+  unsigned type;
+};
+struct guard_set {
+  struct guard_id ids[520];
+  int n;
+};
+struct guard {
+  int is_sockets, is_metadata, is_root, has_tty;
+  /* Where socket files may be connected to; where metadata may be changed. */
+  struct guard_set sockets, writable;
+  /* The job's own terminal (a background shell's), whose mode it may change too. */
+  struct guard_id tty;
+  /* Where refusals are written once each, or -1. */
+  int events_fd;
+};
+extern struct guard guard;
+enum { GUARD_SOCKETS, GUARD_WRITABLE };
+/* Add the place at `path` to a set (nothing when it does not exist); 0 or -errno. */
+int guard_add(int set, const char *path);
+/* The job's own terminal, whose mode it may change. */
+void guard_tty(const char *path);
+/* Note the relay's own credentials (before the job starts). */
+void guard_start(void);
+/* Thread `tid` is changing its credentials: read them again at its next guarded call. */
+void guard_stale(long tid);
+/* Answer a notification the guard owns (1), or leave it to the caller (0). */
+int guard_answer(int listener, const struct seccomp_notif *req);
 
 /* ---- peer.c: who is on the other end of a UNIX socket --------------------------------------- */
 __attribute__((noreturn)) void print_peer(int fd);

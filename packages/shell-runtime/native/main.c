@@ -17,6 +17,8 @@
  *
  * then, in the job:
  *
+ *   --nproc-beyond N     RLIMIT_NPROC at the machine's tasks now plus N (where no cgroup holds the
+ *                        job's tree, a fork bomb stops there);
  *   capabilities         (with --landlock) only those that work inside the roots needs stay in
  *                        the bounding, inheritable and ambient sets: chown, dac_override, fowner,
  *                        fsetid, kill, setgid, setuid, setpcap, net_bind_service, sys_chroot,
@@ -31,7 +33,9 @@
  *
  * Inside bubblewrap (whose namespaces already keep the job from other processes and the network),
  * the inner stage takes `--drop-caps` (the capability cut above), `--seccomp-basic` (only the
- * filter's io_uring, keyring and clone3 refusals) and `--scope-only` (a Landlock domain that scopes
+ * filter's io_uring, keyring and clone3 refusals; with `--netns-families`, no socket of a family a
+ * network namespace does not hold, vsock among them; with `--no-network`, as unconfined commands
+ * with the network cut get it, no socket but UNIX and netlink) and `--scope-only` (a Landlock domain that scopes
  * signals and abstract UNIX sockets, ABI >= 6: bubblewrap shares the host's abstract namespace).
  *   descriptors          every descriptor but 0, 1, 2 and the --keep-fd ones is closed;
  *   exec PROGRAM ARGS    (argv[0] from --argv0).
@@ -214,10 +218,43 @@ static int cgroup_dir_of(const char *procs) {
   return (int)sys(__NR_openat, AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+/*
+ * Hold the job to `beyond` processes and threads more than the machine runs now: RLIMIT_NPROC (soft
+ * and hard, only ever lowered) at the total in /proc/loadavg plus `beyond`. The kernel counts the
+ * user's tasks against it at each fork, and the user's tasks are at most the machine's, so the job
+ * can always start `beyond` of its own; a fork bomb stops there, where stopping it converges. Where
+ * no cgroup holds the job's tree this is the bound (the kernel does not hold root of the initial
+ * user namespace to it).
+ */
+static void bound_processes(long beyond) {
+  char text[128];
+  long n = read_file("/proc/loadavg", text, sizeof text - 1);
+  if (n <= 0) die("cannot read /proc/loadavg to bound the job's processes", 0, n < 0 ? n : -5);
+  text[n] = 0;
+  const char *p = text;
+  for (int field = 0; field < 3 && *p; field++) { /* three load averages, then "running/total" */
+    while (*p && *p != ' ') p++;
+    while (*p == ' ') p++;
+  }
+  while (*p && *p != '/') p++;
+  unsigned long long total;
+  if (*p != '/' || (p++, !parse_u64(&p, &total))) die("cannot read the number of tasks from /proc/loadavg", 0, -22);
+  struct {
+    u64 cur, max;
+  } now, want;
+  long r = sys6(__NR_prlimit64, 0, 6 /* RLIMIT_NPROC */, 0, (long)&now, 0, 0);
+  if (r != 0) die("cannot read the job's process limit", 0, r);
+  u64 bound = (u64)total + (u64)beyond;
+  want.cur = now.cur < bound ? now.cur : bound;
+  want.max = now.max < bound ? now.max : bound;
+  r = sys6(__NR_prlimit64, 0, 6, (long)&want, 0, 0, 0);
+  if (r != 0) die("cannot bound the job's processes", 0, r);
+}
+
 __attribute__((noreturn)) static void usage(const char *why) {
   put("hands-confine: "), put(why);
   put("\nusage: hands-confine [--probe] [--peer] [--tcp-peer SERVER CLIENT] [--oom-score-adj N] [--cgroup FILE] [--status-fd N] [--keep-fd N]... [--seccomp] "
-      "[--effects FILE] [--no-supervisor] [--drop-caps] [--seccomp-basic] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
+      "[--effects FILE] [--no-supervisor] [--guard-sockets [--socket-dir PATH]...] [--guard-metadata] [--events FILE] [--nproc-beyond N] [--drop-caps] [--seccomp-basic [--netns-families]] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
       "[--scope] [--own-tty] [--ruleset-from STAMP]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n"
       "       hands-confine --keep STAMP POLICY...\n"
       "       hands-confine --spawner FD\n"
@@ -234,13 +271,48 @@ static long try_filter(unsigned flags) {
   return sys(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
 }
 
+/* The value of the `Seccomp:` line of /proc/self/status (0 none, 1 strict, 2 filter: a filter such
+ * as a container engine's profile is on this process), or -1 when it cannot be read. */
+static long seccomp_mode(void) {
+  static char status[8192];
+  long n = read_file("/proc/self/status", status, sizeof status - 1);
+  if (n <= 0) return -1;
+  status[n] = 0;
+  for (long i = 0; i + 9 < n; i++) {
+    if ((i == 0 || status[i - 1] == '\n') && starts(status + i, "Seccomp:\t", 9)) {
+      const char *p = status + i + 9;
+      unsigned long long v;
+      return parse_u64(&p, &v) ? (long)v : -1;
+    }
+  }
+  return -1;
+}
+
+/* One probe line's failure: "errno N TEXT". */
+static void put_errno(long err) {
+  put("errno "), put_num(err);
+  const char *t = error_text(err);
+  if (t) put(" "), put(t);
+}
+
+/*
+ * What the kernel offers, and the facts that tell why something is missing, one line each:
+ *   landlock N                     the ABI, and this process could restrict itself
+ *   landlock 0 errno E TEXT        the version query failed (ENOSYS: not in the kernel, or a seccomp
+ *                                  profile; EOPNOTSUPP: not enabled at boot; EPERM: a profile)
+ *   landlock 0 restrict errno E    the kernel has it, but restricting this process failed
+ *   seccomp supervised|refusing|none [errno E TEXT]
+ *   filtered M                     the Seccomp: mode of this process before the probe (2: a filter,
+ *                                  such as a container's profile, is already on it)
+ *   kernel RELEASE                 uname's release
+ *   lsm LIST                       the active security modules, when securityfs is readable
+ */
 static void probe(void) {
+  long filtered = seccomp_mode();
   long err = 0;
   int abi = landlock_abi(&err);
   if (abi <= 0) {
-    put("landlock 0 ");
-    put(err == -38 ? "the kernel has no Landlock" : err == -95 ? "Landlock is disabled at boot" : error_text(-err) ? error_text(-err) : "unknown error");
-    put("\n");
+    put("landlock 0 "), put_errno(err ? -err : 38), put("\n");
   } else {
     /* Check that this process may actually restrict itself (a seccomp filter may refuse). */
     struct {
@@ -249,7 +321,7 @@ static void probe(void) {
     long fd = sys(__NR_landlock_create_ruleset, &attr, sizeof attr.fs, 0);
     long r = fd < 0 ? fd : sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
     if (r >= 0) r = sys(__NR_landlock_restrict_self, fd, 0, 0);
-    if (r < 0) put("landlock 0 restricting a process failed: "), put_error(-r), put("\n");
+    if (r < 0) put("landlock 0 restrict "), put_errno(-r), put("\n");
     else put("landlock "), put_num(abi), put("\n");
   }
   sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
@@ -257,8 +329,21 @@ static void probe(void) {
   if (r >= 0) put("seccomp supervised\n");
   else {
     long s = try_filter(0);
-    if (s == 0) put(r == -16 ? "seccomp refusing another supervisor holds this process\n" : "seccomp refusing the kernel has no seccomp supervisor\n");
-    else put("seccomp none "), put_error(-s), put("\n");
+    if (s == 0) put("seccomp refusing "), put_errno(-r), put("\n");
+    else put("seccomp none "), put_errno(-s), put("\n");
+  }
+  put("filtered "), put_num(filtered), put("\n");
+  struct {
+    char sysname[65], nodename[65], release[65], version[65], machine[65], domainname[65];
+  } uts;
+  memset(&uts, 0, sizeof uts);
+  if (sys(__NR_uname, &uts, 0, 0) == 0) put("kernel "), put(uts.release), put("\n");
+  static char lsm[512];
+  long n = read_file("/sys/kernel/security/lsm", lsm, sizeof lsm - 1);
+  if (n > 0) {
+    lsm[n] = 0;
+    while (n > 0 && (lsm[n - 1] == '\n' || lsm[n - 1] == 0)) lsm[--n] = 0;
+    put("lsm "), put(lsm), put("\n");
   }
   flush(1);
   quit(0);
@@ -268,11 +353,14 @@ __attribute__((used, noreturn)) void start(long *sp) {
   int argc = (int)sp[0];
   char **argv = (char **)(sp + 1);
   char **envp = argv + argc + 1;
-  const char *cgroup = 0, *argv0 = 0, *expect_cwd = 0, *ruleset_from = 0, *keep_file = 0, *effects_file = 0;
+  const char *cgroup = 0, *argv0 = 0, *expect_cwd = 0, *ruleset_from = 0, *keep_file = 0, *effects_file = 0, *events_file = 0;
+  const char *socket_dirs[64];
+  int n_socket_dirs = 0;
   const char *joins[8];
   int n_joins = 0;
   int is_landlock = 0, is_seccomp = 0, is_unsupervised = 0, is_own_tty = 0, status_fd = -1, abi_max = 1 << 30;
-  int is_drop_caps = 0, is_seccomp_basic = 0, is_scope_only = 0;
+  int is_drop_caps = 0, is_seccomp_basic = 0, is_scope_only = 0, is_netns_families = 0;
+  long nproc_beyond = -1;
   long oom_adj = -1001;
 
   int i = 1;
@@ -285,8 +373,9 @@ __attribute__((used, noreturn)) void start(long *sp) {
     int has_value = i + 1 < argc;
     int list = eq(a, "--write") ? 0 : eq(a, "--rw") ? 1 : eq(a, "--read") ? 2 : eq(a, "--list") ? 3 : -1;
     int is_policy = list >= 0 || eq(a, "--hide") || eq(a, "--abi-max");
-    int is_number = eq(a, "--status-fd") || eq(a, "--keep-fd") || eq(a, "--oom-score-adj");
-    int is_valued = is_policy || is_number || eq(a, "--cgroup") || eq(a, "--join") || eq(a, "--effects") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep");
+    int is_number = eq(a, "--status-fd") || eq(a, "--keep-fd") || eq(a, "--oom-score-adj") || eq(a, "--nproc-beyond");
+    int is_valued = is_policy || is_number || eq(a, "--cgroup") || eq(a, "--join") || eq(a, "--effects") || eq(a, "--argv0") || eq(a, "--expect-cwd") || eq(a, "--ruleset-from") || eq(a, "--keep") ||
+                    eq(a, "--socket-dir") || eq(a, "--events");
     if (eq(a, "--probe")) probe();
     else if (eq(a, "--peer")) print_peer(0);
     else if (eq(a, "--tcp-peer")) {
@@ -318,8 +407,11 @@ __attribute__((used, noreturn)) void start(long *sp) {
     else if (eq(a, "--no-supervisor")) is_unsupervised = 1;
     else if (eq(a, "--drop-caps")) is_drop_caps = 1;
     else if (eq(a, "--seccomp-basic")) is_seccomp_basic = 1;
+    else if (eq(a, "--netns-families")) is_netns_families = 1;
     else if (eq(a, "--scope-only")) is_scope_only = 1;
     else if (eq(a, "--own-tty")) is_own_tty = 1;
+    else if (eq(a, "--guard-sockets")) guard.is_sockets = 1;
+    else if (eq(a, "--guard-metadata")) guard.is_metadata = 1;
     else if (eq(a, "--no-network")) policy.is_no_network = 1, hash_arg(a);
     else if (eq(a, "--scope")) policy.is_scope = 1, hash_arg(a);
     else if (!is_valued) usage("unknown option");
@@ -335,6 +427,11 @@ __attribute__((used, noreturn)) void start(long *sp) {
         policy.hides[policy.n_hides++] = v;
       } else if (eq(a, "--cgroup")) cgroup = v;
       else if (eq(a, "--effects")) effects_file = v;
+      else if (eq(a, "--events")) events_file = v;
+      else if (eq(a, "--socket-dir")) {
+        if (n_socket_dirs == 64) usage("too many --socket-dir");
+        socket_dirs[n_socket_dirs++] = v;
+      }
       else if (eq(a, "--join")) {
         if (n_joins == 8) usage("too many --join");
         joins[n_joins++] = v;
@@ -351,6 +448,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
         if (eq(a, "--abi-max")) abi_max = (int)num;
         else if (eq(a, "--status-fd")) status_fd = (int)num;
         else if (eq(a, "--oom-score-adj")) oom_adj = is_signed ? -(long)num : (long)num;
+        else if (eq(a, "--nproc-beyond")) nproc_beyond = (long)num;
         else if (n_keep_fds == 16) usage("too many --keep-fd");
         else keep_fds[n_keep_fds++] = (int)num;
       }
@@ -377,6 +475,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
       if (policy.counts[1] == 511) usage("too many paths");
       policy.paths[1][policy.counts[1]++] = tty;
       hash_arg("--rw"), hash_arg(tty);
+      guard_tty(tty);
     }
     ruleset = ruleset_from ? kept_ruleset(ruleset_from) : -1;
     if (ruleset < 0) ruleset = build_ruleset(abi);
@@ -384,11 +483,29 @@ __attribute__((used, noreturn)) void start(long *sp) {
     ruleset = scope_ruleset(abi);
   }
 
-  struct relay r = {-1, status_fd, (is_seccomp && !is_unsupervised) || effects_file != 0, effects_file, -1, cgroup != 0};
-  if (cgroup || is_seccomp || status_fd >= 0 || effects_file) {
+  /* The guard (guard.c): the places it allows, the relay's own credentials, where refusals go. */
+  int is_guarded = guard.is_sockets || guard.is_metadata;
+  if (is_guarded) {
+    if (is_unsupervised || (guard.is_metadata && !is_seccomp)) usage("--guard-sockets and --guard-metadata take a supervisor (--seccomp, or the record of changes)");
+    for (int k = 0; guard.is_metadata && k < policy.counts[0]; k++)
+      if (guard_add(GUARD_WRITABLE, policy.paths[0][k]) != 0) usage("too many writable paths to guard");
+    for (int k = 0; k < n_socket_dirs; k++)
+      if (guard_add(GUARD_SOCKETS, socket_dirs[k]) != 0) usage("too many socket paths to guard");
+    guard_start();
+    if (events_file) {
+      guard.events_fd = (int)sys6(__NR_openat, AT_FDCWD, (long)events_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600, 0, 0);
+      if (guard.events_fd < 0) die("cannot open the record of refusals", events_file, guard.events_fd);
+    }
+  }
+
+  struct relay r = {-1, status_fd, (is_seccomp && !is_unsupervised) || effects_file != 0 || is_guarded, effects_file, -1, cgroup != 0};
+  if (cgroup || is_seccomp || status_fd >= 0 || effects_file || is_guarded) {
     if (cgroup) r.cgroup_dir = cgroup_dir_of(cgroup);
     if (!start_relayed(&r)) r.needs_join = cgroup != 0;
   }
+  /* A guard that cannot run never lets the job run without it. */
+  if (is_guarded && r.channel < 0) die("cannot start the relay that guards sockets and metadata", 0, -11);
+  if (nproc_beyond >= 0) bound_processes(nproc_beyond);
   if (cgroup && r.needs_join) join_cgroup(cgroup);
   for (int k = 0; k < n_joins; k++) join_cgroup(joins[k]);
   if (status_fd >= 0) sys(__NR_close, status_fd, 0, 0);
@@ -402,11 +519,14 @@ __attribute__((used, noreturn)) void start(long *sp) {
     /* Below Landlock ABI 6 the supervisor answers for signals too (refusing them all would break
      * every `kill` of the job's own processes). */
     unsigned flags = FILTER_PROCESSES | (policy.is_no_network ? FILTER_NO_NETWORK : 0);
-    unsigned supervised = flags | (is_landlock && abi < 6 ? FILTER_SIGNALS : 0) | (effects_file != 0 ? FILTER_EFFECTS : 0);
+    unsigned supervised = flags | (is_landlock && abi < 6 ? FILTER_SIGNALS : 0) | (effects_file != 0 ? FILTER_EFFECTS : 0) |
+                          (guard.is_sockets ? FILTER_SOCKETS : 0) | (guard.is_metadata ? FILTER_METADATA : 0);
     long listener = r.channel >= 0 ? install_filter(1, supervised) : -1;
     if (listener >= 0) {
       send_listener(r.channel, (int)listener);
       sys(__NR_close, listener, 0, 0);
+    } else if (is_guarded) {
+      die("cannot install the seccomp filter that guards sockets and metadata", 0, listener);
     } else {
       /* No supervisor (the kernel has none, another one holds this process, or no relay could
        * start): the calls it would have answered are refused instead. */
@@ -414,21 +534,24 @@ __attribute__((used, noreturn)) void start(long *sp) {
       if (s != 0) die("cannot install the seccomp filter", 0, s);
     }
   }
-  if (effects_file && !is_seccomp && r.channel >= 0) {
-    /* Only the record of what the job changes (bubblewrap's outer stage, or unconfined as root,
-     * where no_new_privs is not needed): a filter that asks about nothing else. */
-    long listener = install_filter(1, FILTER_EFFECTS);
+  if ((effects_file || guard.is_sockets) && !is_seccomp && r.channel >= 0) {
+    /* The record of what the job changes and the guard of its sockets (bubblewrap's outer stage, or
+     * unconfined as root, where no_new_privs is not needed): a filter that asks about nothing else. */
+    unsigned flags = (effects_file ? FILTER_EFFECTS : 0) | (guard.is_sockets ? FILTER_SOCKETS : 0);
+    long listener = install_filter(1, flags);
     if (listener == -13 /* EACCES: neither no_new_privs nor CAP_SYS_ADMIN */) {
       sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
-      listener = install_filter(1, FILTER_EFFECTS);
+      listener = install_filter(1, flags);
     }
     if (listener >= 0) {
       send_listener(r.channel, (int)listener);
       sys(__NR_close, listener, 0, 0);
+    } else if (guard.is_sockets) {
+      die("cannot install the seccomp filter that guards sockets", 0, listener);
     }
   }
   if (is_seccomp_basic) {
-    long s = install_filter(0, 0);
+    long s = install_filter(0, policy.is_no_network ? FILTER_NO_NETWORK : is_netns_families ? FILTER_NETNS_FAMILIES : 0);
     if (s != 0) die("cannot install the seccomp filter", 0, s);
   }
   if (r.channel >= 0) sys(__NR_close, r.channel, 0, 0);

@@ -97,6 +97,10 @@ static int in_tree(long pid) {
   return 0;
 }
 
+int relay_in_tree(long pid) {
+  return in_tree(pid);
+}
+
 /* A process group of the job: its own first group (led by the relay) or one a process of the tree leads. */
 static int group_in_tree(long pgid) {
   return pgid == relay_pid || in_tree(pgid);
@@ -142,8 +146,11 @@ static long supervise(int listener) {
   memset(&req, 0, sizeof req);
   long got = sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_RECV, &req);
   if (got != 0) return got;
-  if (supervised_kind(req.data.arch, req.data.nr) == KIND_EFFECT) {
-    effects_record((long)req.pid, req.data.arch, req.data.nr, (const u64 *)req.data.args);
+  int kind = supervised_kind(req.data.arch, req.data.nr);
+  if (kind == KIND_EFFECT) effects_record((long)req.pid, req.data.arch, req.data.nr, (const u64 *)req.data.args);
+  /* Sockets, and metadata outside the writable paths: the guard performs or refuses them. */
+  if (guard_answer(listener, &req)) return 0;
+  if (kind == KIND_EFFECT) {
     struct seccomp_notif_resp go;
     memset(&go, 0, sizeof go);
     go.id = req.id, go.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;

@@ -27,6 +27,7 @@ struct table {
   int prlimit64, setpriority, sched_setparam, sched_setscheduler, sched_setaffinity, sched_setattr, ioprio_set;
   int pidfd_open, pidfd_send_signal, io_uring_setup, keyctl, add_key, request_key, socket, socketcall, clone3;
   int kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, fcntl, fcntl64, ioctl;
+  int connect, socketpair;
 };
 
 #if defined(__x86_64__)
@@ -39,11 +40,12 @@ static const struct table native = {
   NATIVE_ARCH, __NR_prlimit64, __NR_setpriority, __NR_sched_setparam, __NR_sched_setscheduler, __NR_sched_setaffinity,
   __NR_sched_setattr, __NR_ioprio_set, 434, 424, 425, __NR_keyctl, __NR_add_key, __NR_request_key, __NR_socket, -1, 435,
   __NR_kill, __NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo, __NR_fcntl, -1, __NR_ioctl,
+  __NR_connect, __NR_socketpair,
 };
 #if defined(__x86_64__)
 /* 32-bit programs (int 0x80) on x86-64. */
 static const struct table i386 = {
-  AUDIT_ARCH_I386, 340, 97, 154, 156, 241, 351, 289, 434, 424, 425, 288, 286, 287, 359, 102, 435, 37, 238, 270, 178, 335, 55, 221, 54,
+  AUDIT_ARCH_I386, 340, 97, 154, 156, 241, 351, 289, 434, 424, 425, 288, 286, 287, 359, 102, 435, 37, 238, 270, 178, 335, 55, 221, 54, 362, 360,
 };
 #endif
 
@@ -164,6 +166,82 @@ const struct effect_call *effect_call(__u32 arch, int nr) {
   return 0;
 }
 
+/* ---- calls that change the caller's credentials (guard.c reads them again after one) ------------------ */
+
+static const int native_creds[] = {__NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid, __NR_setgroups, __NR_setresuid,
+                                   __NR_setresgid, __NR_setfsuid, __NR_setfsgid, __NR_capset};
+#if defined(__x86_64__)
+/* 16-bit forms, then the 32-bit ones, then capset. */
+static const int i386_creds[] = {23, 46, 70, 71, 81, 164, 170, 138, 139, 213, 214, 203, 204, 206, 208, 210, 215, 216, 185};
+#endif
+
+static int is_creds_call(__u32 arch, int nr) {
+  const int *calls = arch == native.arch ? native_creds : 0;
+  int n_calls = N_CALLS(native_creds);
+#if defined(__x86_64__)
+  if (arch == i386.arch) calls = i386_creds, n_calls = N_CALLS(i386_creds);
+#endif
+  for (int k = 0; calls != 0 && k < n_calls; k++)
+    if (calls[k] == nr) return 1;
+  return 0;
+}
+
+/* ---- calls that change a file's metadata (guard.c performs them where the guard is on) ------------ */
+
+/* op, follow, path, dirfd, mode, owner, times, times_kind, name, xattr_args, flags, is16 */
+#define META(nr, op, follow, path, dirfd, mode, owner, times, tk, name, xa, flags, is16) {nr, op, follow, path, dirfd, mode, owner, times, tk, name, xa, flags, is16}
+#define CHMOD(nr, follow, path, dirfd, mode, flags) META(nr, META_CHMOD, follow, path, dirfd, mode, -1, -1, 0, -1, -1, flags, 0)
+#define CHOWN(nr, follow, path, dirfd, owner, flags, is16) META(nr, META_CHOWN, follow, path, dirfd, -1, owner, -1, 0, -1, -1, flags, is16)
+#define TIMES(nr, path, dirfd, times, tk, flags) META(nr, META_TIMES, 1, path, dirfd, -1, -1, times, tk, -1, -1, flags, 0)
+#define XSET(nr, follow, path, dirfd, name, xa, flags) META(nr, META_SETXATTR, follow, path, dirfd, -1, -1, -1, 0, name, xa, flags, 0)
+#define XREMOVE(nr, follow, path, dirfd, name, flags) META(nr, META_REMOVEXATTR, follow, path, dirfd, -1, -1, -1, 0, name, -1, flags, 0)
+static const struct meta_call native_meta[] = {
+  CHMOD(__NR_chmod, 1, 0, -1, 1, -1),
+  CHMOD(__NR_fchmod, 1, -1, 0, 1, -1),
+  CHMOD(__NR_fchmodat, 1, 1, 0, 2, -1),
+  CHMOD(NR_FCHMODAT2, 1, 1, 0, 2, 3),
+  CHOWN(__NR_chown, 1, 0, -1, 1, -1, 0),
+  CHOWN(__NR_lchown, 0, 0, -1, 1, -1, 0),
+  CHOWN(__NR_fchown, 1, -1, 0, 1, -1, 0),
+  CHOWN(__NR_fchownat, 1, 1, 0, 2, 4, 0),
+  TIMES(__NR_utime, 0, -1, 1, META_UTIMBUF, -1),
+  TIMES(__NR_utimes, 0, -1, 1, META_TIMEVAL, -1),
+  TIMES(__NR_futimesat, 1, 0, 2, META_TIMEVAL, -1),
+  TIMES(__NR_utimensat, 1, 0, 2, META_TIMESPEC, 3),
+  XSET(__NR_setxattr, 1, 0, -1, 1, -1, -1),
+  XSET(__NR_lsetxattr, 0, 0, -1, 1, -1, -1),
+  XSET(__NR_fsetxattr, 1, -1, 0, 1, -1, -1),
+  XSET(NR_SETXATTRAT, 1, 1, 0, 3, 4, 2),
+  XREMOVE(__NR_removexattr, 1, 0, -1, 1, -1),
+  XREMOVE(__NR_lremovexattr, 0, 0, -1, 1, -1),
+  XREMOVE(__NR_fremovexattr, 1, -1, 0, 1, -1),
+  XREMOVE(NR_REMOVEXATTRAT, 1, 1, 0, 3, 2),
+};
+#if defined(__x86_64__)
+static const struct meta_call i386_meta[] = {
+  CHMOD(15, 1, 0, -1, 1, -1), CHMOD(94, 1, -1, 0, 1, -1), CHMOD(306, 1, 1, 0, 2, -1), CHMOD(452, 1, 1, 0, 2, 3),
+  /* chown lchown fchown with 16-bit ids, their 32-bit forms, fchownat */
+  CHOWN(182, 1, 0, -1, 1, -1, 1), CHOWN(16, 0, 0, -1, 1, -1, 1), CHOWN(95, 1, -1, 0, 1, -1, 1), CHOWN(212, 1, 0, -1, 1, -1, 0),
+  CHOWN(198, 0, 0, -1, 1, -1, 0), CHOWN(207, 1, -1, 0, 1, -1, 0), CHOWN(298, 1, 1, 0, 2, 4, 0),
+  /* utime utimes futimesat utimensat utimensat_time64 */
+  TIMES(30, 0, -1, 1, META_UTIMBUF32, -1), TIMES(271, 0, -1, 1, META_TIMEVAL32, -1), TIMES(299, 1, 0, 2, META_TIMEVAL32, -1),
+  TIMES(320, 1, 0, 2, META_TIMESPEC32, 3), TIMES(412, 1, 0, 2, META_TIMESPEC, 3),
+  XSET(226, 1, 0, -1, 1, -1, -1), XSET(227, 0, 0, -1, 1, -1, -1), XSET(228, 1, -1, 0, 1, -1, -1), XSET(463, 1, 1, 0, 3, 4, 2),
+  XREMOVE(235, 1, 0, -1, 1, -1), XREMOVE(236, 0, 0, -1, 1, -1), XREMOVE(237, 1, -1, 0, 1, -1), XREMOVE(466, 1, 1, 0, 3, 2),
+};
+#endif
+
+const struct meta_call *meta_call(__u32 arch, int nr) {
+  const struct meta_call *calls = arch == native.arch ? native_meta : 0;
+  int n_calls = N_CALLS(native_meta);
+#if defined(__x86_64__)
+  if (arch == i386.arch) calls = i386_meta, n_calls = N_CALLS(i386_meta);
+#endif
+  for (int k = 0; calls != 0 && k < n_calls; k++)
+    if (calls[k].nr == nr && nr >= 0) return &calls[k];
+  return 0;
+}
+
 /* What the supervisor is told about a call, by its number in the caller's table (relay.c). */
 int supervised_kind(__u32 arch, int nr) {
   const struct table *t = arch == native.arch ? &native : 0;
@@ -180,6 +258,9 @@ int supervised_kind(__u32 arch, int nr) {
   if (nr == t->tkill || nr == t->rt_sigqueueinfo) return KIND_TARGET_ARG0;
   if (nr == t->tgkill || nr == t->rt_tgsigqueueinfo) return KIND_TARGET_ARG1;
   if (nr == t->fcntl || nr == t->fcntl64) return KIND_SETOWN;
+  if (nr == t->connect) return KIND_CONNECT;
+  if (nr == t->socketcall) return KIND_SOCKETCALL;
+  if (is_creds_call(arch, nr)) return KIND_CREDS;
   if (effect_call(arch, nr) != 0) return KIND_EFFECT;
   return KIND_NONE;
 }
@@ -224,9 +305,18 @@ enum body {
   BODY_KILL,         /* go on for pid 0 or signal 0; else `value` */
   BODY_SETOWN,       /* F_SETOWN: `value`; F_SETOWN_EX: refused; else go on */
   BODY_IOCTL_OWNER,  /* FIOSETOWN, SIOCSPGRP: refused; else go on */
-  BODY_SOCKET,       /* UNIX and netlink only */
+  BODY_SOCKET,       /* socket(domain, type, protocol): the families `arg` (SOCKET_*) allows */
+  BODY_SOCKETPAIR,   /* socketpair: no datagram UNIX pair */
+  BODY_SOCKETCALL,   /* 32-bit socketcall: socket, connect and socketpair notify (their arguments are in memory) */
   BODY_WRITE_FLAGS,  /* `value` when argument `arg` (open's flags) asks to write or create; else go on */
 };
+
+/* What BODY_SOCKET allows: only UNIX and netlink, or only the families a network namespace holds; no datagram UNIX socket. */
+#define SOCKET_ONLY_LOCAL 1
+#define SOCKET_NETNS 2
+#define SOCKET_NO_UNIX_DGRAM 4
+#define AF_UNIX_NR 1
+#define SOCK_DGRAM_NR 2
 
 /* The flags that make an open change the filesystem: O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, __O_TMPFILE. */
 #define WRITE_FLAGS (01 | 02 | 0100 | 01000 | 020000000)
@@ -244,6 +334,9 @@ static int n_rules;
 
 static void rule(int nr, enum body body, int arg, __u32 value) {
   if (nr < 0) return;
+  /* One rule per call: the first one added stands (the metadata calls are also changes). */
+  for (int k = 0; k < n_rules; k++)
+    if (rules[k].nr == nr) return;
   if (n_rules == (int)(sizeof rules / sizeof rules[0])) {
     overflow = 1;
     return;
@@ -310,12 +403,50 @@ static void body(const struct rule *r) {
       RET(action);
       RET(ALLOW);
       return;
-    case BODY_SOCKET: /* socket(domain, type, protocol) */
+    case BODY_SOCKET: { /* socket(domain, type, protocol) */
+      int bits = r->arg;
+      int family = bits & SOCKET_ONLY_LOCAL ? 3 : bits & SOCKET_NETNS ? 5 : 1;
       LD(ARG_LO(0));
-      JEQ(1 /* AF_UNIX */, 1, 0);
-      JEQ(16 /* AF_NETLINK */, 0, 1);
+      JEQ(AF_UNIX_NR, (__u8)family, 0);
+      if (bits & SOCKET_ONLY_LOCAL) {
+        JEQ(16 /* AF_NETLINK */, 0, 1);
+        RET(ALLOW);
+        RET(ERRNO(13 /* EACCES */));
+      } else if (bits & SOCKET_NETNS) { /* vsock, and any other family a network namespace does not hold, refused */
+        JEQ(2 /* AF_INET */, 3, 0);
+        JEQ(10 /* AF_INET6 */, 2, 0);
+        JEQ(16 /* AF_NETLINK */, 1, 0);
+        RET(ERRNO(13));
+        RET(ALLOW);
+      } else {
+        RET(ALLOW);
+      }
+      /* UNIX: a datagram socket sends to any socket file by name, which no check here can follow. */
+      if (bits & SOCKET_NO_UNIX_DGRAM) {
+        LD(ARG_LO(1));
+        emit(BPF_ALU | BPF_AND | BPF_K, 0xf, 0, 0);
+        JEQ(SOCK_DGRAM_NR, 0, 1);
+        RET(ERRNO(13));
+      }
       RET(ALLOW);
-      RET(ERRNO(13 /* EACCES */));
+      return;
+    }
+    case BODY_SOCKETPAIR: /* socketpair(domain, type, protocol, sv) */
+      LD(ARG_LO(0));
+      JEQ(AF_UNIX_NR, 0, 4);
+      LD(ARG_LO(1));
+      emit(BPF_ALU | BPF_AND | BPF_K, 0xf, 0, 0);
+      JEQ(SOCK_DGRAM_NR, 0, 1);
+      RET(ERRNO(13));
+      RET(ALLOW);
+      return;
+    case BODY_SOCKETCALL: /* socketcall(call, args): SYS_SOCKET 1, SYS_CONNECT 3, SYS_SOCKETPAIR 8 */
+      LD(ARG_LO(0));
+      JEQ(1, 3, 0);
+      JEQ(3, 2, 0);
+      JEQ(8, 1, 0);
+      RET(ALLOW);
+      RET(SECCOMP_RET_USER_NOTIF);
       return;
   }
 }
@@ -332,9 +463,14 @@ static void collect(const struct table *t, __u32 action, unsigned flags) {
   rule(t->add_key, BODY_RETURN, 0, ERRNO(1));
   rule(t->request_key, BODY_RETURN, 0, ERRNO(1));
   rule(t->clone3, BODY_RETURN, 0, ERRNO(38));
-  if (flags & FILTER_NO_NETWORK) {
-    rule(t->socket, BODY_SOCKET, 0, 0);
-    rule(t->socketcall, BODY_RETURN, 0, ERRNO(13));
+  int socket_bits = (flags & FILTER_NO_NETWORK ? SOCKET_ONLY_LOCAL : flags & FILTER_NETNS_FAMILIES ? SOCKET_NETNS : 0) |
+                    (flags & FILTER_SOCKETS ? SOCKET_NO_UNIX_DGRAM : 0);
+  if (socket_bits != 0) rule(t->socket, BODY_SOCKET, socket_bits, 0);
+  if (flags & (FILTER_NO_NETWORK | FILTER_NETNS_FAMILIES)) rule(t->socketcall, BODY_RETURN, 0, ERRNO(13));
+  if (flags & FILTER_SOCKETS) {
+    rule(t->socketcall, BODY_SOCKETCALL, 0, 0);
+    rule(t->socketpair, BODY_SOCKETPAIR, 0, 0);
+    rule(t->connect, BODY_RETURN, 0, SECCOMP_RET_USER_NOTIF);
   }
   if (flags & FILTER_EFFECTS) {
     const struct effect_call *calls = t == &native ? native_calls : 0;
@@ -344,6 +480,23 @@ static void collect(const struct table *t, __u32 action, unsigned flags) {
 #endif
     for (int k = 0; calls != 0 && k < n_calls; k++)
       rule(calls[k].nr, calls[k].flags >= 0 ? BODY_WRITE_FLAGS : BODY_RETURN, calls[k].flags, SECCOMP_RET_USER_NOTIF);
+  }
+  if (flags & (FILTER_SOCKETS | FILTER_METADATA)) {
+    /* The guard acts with the caller's credentials: it reads them again after a change. */
+    const int *creds = t == &native ? native_creds : 0;
+    int n_creds = N_CALLS(native_creds);
+#if defined(__x86_64__)
+    if (t == &i386) creds = i386_creds, n_creds = N_CALLS(i386_creds);
+#endif
+    for (int k = 0; creds != 0 && k < n_creds; k++) rule(creds[k], BODY_RETURN, 0, SECCOMP_RET_USER_NOTIF);
+  }
+  if (flags & FILTER_METADATA) {
+    const struct meta_call *calls = t == &native ? native_meta : 0;
+    int n_calls = N_CALLS(native_meta);
+#if defined(__x86_64__)
+    if (t == &i386) calls = i386_meta, n_calls = N_CALLS(i386_meta);
+#endif
+    for (int k = 0; calls != 0 && k < n_calls; k++) rule(calls[k].nr, BODY_RETURN, 0, SECCOMP_RET_USER_NOTIF);
   }
   if (!(flags & FILTER_PROCESSES)) goto sort;
   rule(t->prlimit64, BODY_PRLIMIT, 0, action);

@@ -1,10 +1,13 @@
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { createServer, type AddressInfo } from 'node:net'
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { packageDir } from '../src/confine/probe.ts'
+import { ToolError } from '@hands/contracts'
+import { tmpdir } from 'node:os'
+import { describeConfinement } from '../src/index.ts'
 import { eventually, logsUntil, makeRuntime, MECHANISMS, tempDir } from './helpers.ts'
 
 const HELPER = join(packageDir(), 'native', 'bin', `${process.platform}-${process.arch}`, 'hands-confine')
@@ -208,6 +211,57 @@ describe.each(mechanisms)('confinement by %s', (confine) => {
     expect(r.commands.at(-1)).toMatchObject({ exit: 0, stdout: 'not a secretnot a secret either' })
   })
 
+  it.skipIf(process.getuid?.() !== 0)(
+    'keeps what is hidden hidden under every name the mount table gives it: a second mount of the home, of a hidden folder, of the folder above both',
+    async () => {
+      const base = tempDir('mounts', existsSync('/var/tmp') ? '/var/tmp' : undefined)
+      const [home, denied, homeAgain, deniedAgain, above] = ['home', 'denied', 'home-again', 'denied-again', 'above-again'].map((d) => join(base, d)) as [
+        string,
+        string,
+        string,
+        string,
+        string,
+      ]
+      for (const d of [home, denied, homeAgain, deniedAgain, above]) mkdirSync(d)
+      writeFileSync(join(home, '.npmrc'), '//registry/:_authToken=secret\n')
+      writeFileSync(join(home, 'notes.txt'), 'not a secret\n')
+      writeFileSync(join(denied, 'key'), 'deny me\n')
+      const mounted: string[] = []
+      const bind = (from: string, to: string) => {
+        execFileSync('mount', ['--bind', from, to])
+        mounted.unshift(to)
+      }
+      try {
+        bind(home, homeAgain)
+        bind(denied, deniedAgain)
+        bind(base, above)
+        const root = tempDir('root')
+        const roots = confine === 'bwrap' ? [root, join(base, 'unrelated')] : [root]
+        mkdirSync(join(base, 'unrelated'))
+        const { rt } = makeRuntime({ ...opts(), roots, hostEnv: { ...process.env, HOME: home }, denyRead: [denied] })
+        expect(rt.confinement.summary).toMatch(/other names? the mount table gives them/)
+        const hidden = [
+          join(homeAgain, '.npmrc'),
+          join(above, 'home', '.npmrc'),
+          join(home, '.npmrc'),
+          join(deniedAgain, 'key'),
+          join(denied, 'key'),
+          join(above, 'denied', 'key'),
+        ]
+        const r = await rt.shell_run({
+          commands: [...hidden.map((p) => `cat ${p}`), `cat ${join(homeAgain, 'notes.txt')} ${join(above, 'home', 'notes.txt')}`],
+        })
+        for (const c of r.commands.slice(0, -1)) {
+          expect(c.exit, c.command).not.toBe(0)
+          expect(c.stdout, c.command).toBe('')
+        }
+        expect(r.commands.at(-1)).toMatchObject({ exit: 0, stdout: 'not a secret\nnot a secret\n' })
+      } finally {
+        for (const m of mounted) execFileSync('umount', ['-l', m])
+      }
+    },
+  )
+
   it('lets commands write under an --allow-write directory and nowhere else outside', async () => {
     const root = tempDir('root')
     const cache = tempDir('cache')
@@ -356,31 +410,99 @@ describe('confinement: choosing a mechanism', () => {
     expect(rt.confinement.summary).toMatch(/^commands are confined by|^commands run UNCONFINED/)
   })
 
-  it('without Landlock, auto falls back to bubblewrap; without both, commands run unconfined and every result says so', async () => {
+  it('without Landlock, auto falls back to bubblewrap; without both, it refuses to run commands and says what is missing and the fix', async () => {
     await withEnv({ HANDS_CONFINE_UNAVAILABLE: 'landlock' }, async () => {
-      const { rt } = makeRuntime()
-      expect(rt.confinement.kind).toBe(mechanisms.includes('bwrap') ? 'bwrap' : 'off')
-      expect(rt.confinement.summary).toContain('Landlock is marked unavailable')
+      if (mechanisms.includes('bwrap')) {
+        const { rt } = makeRuntime()
+        expect(rt.confinement.kind).toBe('bwrap')
+        expect(rt.confinement.summary).toContain('Landlock is marked unavailable')
+      }
       expect(() => makeRuntime({ confine: 'landlock' })).toThrow(/"landlock" was asked for/)
     })
     await withEnv({ HANDS_CONFINE_UNAVAILABLE: 'landlock,bwrap' }, async () => {
-      const { rt, root } = makeRuntime()
-      expect(rt.confinement.kind).toBe('off')
-      expect(rt.confinement.summary).toContain('UNCONFINED')
+      // Nothing starts: no runtime, no spool, no command.
+      const before = readdirSync(tmpdir()).filter((n) => n.startsWith('hands-shell-')).length
+      let thrown: unknown
+      try {
+        makeRuntime()
+      } catch (e) {
+        thrown = e
+      }
+      expect(thrown).toBeInstanceOf(ToolError)
+      const e = thrown as ToolError
+      expect(e.code).toBe('sandbox_unavailable')
+      expect(e.is_preflight).toBe(true)
+      expect(e.message).toMatch(
+        /^Commands cannot run on this host: no sandbox can confine them \(Landlock is marked unavailable .*bubblewrap is marked unavailable/,
+      )
+      expect(e.hint).toContain('switch confinement off on purpose')
+      expect(readdirSync(tmpdir()).filter((n) => n.startsWith('hands-shell-')).length).toBeLessThanOrEqual(before)
+      const described = describeConfinement({ roots: [tmpdir()] })
+      expect(described.kind).toBe('unavailable')
+      expect(described.summary).toMatch(/^commands cannot run: no sandbox can confine them here/)
+      // Off on purpose runs them, and says so in every result.
+      const { rt, root } = makeRuntime({ confine: 'off' })
       const r = await rt.shell_run({ commands: ['echo hi', 'exit 3'] })
-      for (const c of r.commands)
-        expect(c.note).toMatch(/^Ran unconfined \(no sandbox works here: .*\): it could write outside the roots and read the server's environment\.$/)
-      const b = await rt.shell_background({ commands: ['sleep 1000'] })
-      expect(b.note).toContain('Ran unconfined')
-      // Unconfined, the command can write beside the root, which is what the note warns about.
+      for (const c of r.commands) expect(c.note).toMatch(/^Ran unconfined \(the host switched confinement off\): it could write outside the roots/)
       const w = await rt.shell_run({ commands: [`echo x > ${root}-unconfined-probe && rm ${root}-unconfined-probe`] })
       expect(w.commands[0]?.exit).toBe(0)
     })
     await withEnv({ HANDS_CONFINE_UNAVAILABLE: 'helper' }, async () => {
-      const { rt } = makeRuntime()
-      expect(rt.confinement.kind).toBe('off')
-      expect(rt.confinement.summary).toContain('helper')
+      expect(() => makeRuntime()).toThrow(/the helper is marked unavailable/)
+      const { rt } = makeRuntime({ confine: 'off' })
+      expect(rt.confinement.summary).toContain('is not reported (the confinement helper is not built)')
     })
+  })
+
+  it('holds every setting the host gave, or refuses to start: the network cut with confinement off, a hidden path inside a root', async () => {
+    const { rt } = makeRuntime({ confine: 'off', network: false })
+    expect(rt.confinement.summary).toContain('network: cut by a seccomp filter: no socket but UNIX and netlink can be made')
+    const listener = createServer((s) => s.destroy())
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r))
+    const port = (listener.address() as AddressInfo).port
+    const py = (code: string) => `python3 -c ${JSON.stringify(code)}`
+    const r = await rt.shell_run({
+      commands: [
+        py(`import socket; socket.create_connection(("127.0.0.1", ${port}), 5)`),
+        py('import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'),
+        py('import socket; socket.socket(socket.AF_INET6, socket.SOCK_STREAM)'),
+        py('import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)'),
+        py('import socket; a, b = socket.socketpair(); a.send(b"x"); print(b.recv(1).decode())'),
+      ],
+    })
+    listener.close()
+    for (const c of r.commands.slice(0, 4)) {
+      expect(c.exit, c.command).not.toBe(0)
+      expect(c.stderr, c.command).toContain('Permission denied')
+    }
+    expect(r.commands[4]?.stdout).toBe('x\n')
+    await withEnv({ HANDS_CONFINE_UNAVAILABLE: 'seccomp' }, async () => {
+      expect(() => makeRuntime({ confine: 'off', network: false })).toThrow(
+        /cutting the network \(network: false, --no-network\) cannot be held here: confinement is off, and no seccomp filter/,
+      )
+      if (mechanisms.includes('landlock'))
+        expect(() => makeRuntime({ confine: 'landlock', network: false })).toThrow(
+          /cannot be held here: Landlock cannot cut the network without a seccomp filter/,
+        )
+    })
+    expect(() => makeRuntime({ confine: 'off', denyRead: ['/etc/hostname'] })).toThrow(
+      /hiding a path \(denyRead, --deny-read\) cannot be held here: confinement is off/,
+    )
+    if (mechanisms.includes('landlock')) {
+      const root = tempDir('deny-inside')
+      mkdirSync(join(root, 'secret'))
+      writeFileSync(join(root, 'secret', 'key'), 'k\n')
+      expect(() => makeRuntime({ roots: [root], confine: 'landlock', denyRead: [join(root, 'secret')] })).toThrow(
+        /Landlock cannot hide .*secret: a writable path contains it/,
+      )
+      if (mechanisms.includes('bwrap')) {
+        // auto takes bubblewrap, which can hide it, and it is hidden.
+        const { rt: auto } = makeRuntime({ roots: [root], denyRead: [join(root, 'secret')] })
+        expect(auto.confinement.kind).toBe('bwrap')
+        const read = await auto.shell_run({ commands: ['cat secret/key'] })
+        expect(read.commands[0]?.stdout).toBe('')
+      }
+    }
   })
 
   it('an older Landlock ABI is used for what it can do, and the gaps are named', async () => {

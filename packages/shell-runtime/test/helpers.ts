@@ -104,15 +104,15 @@ export function tempDir(label = 'root', base = tmpdir()): string {
 }
 const extraDirs: string[] = []
 
-/** A runtime over a fresh temporary root (removed at once if the runtime refuses to start); closed after the test, which then proves no job process survives. */
+/** A runtime over a fresh temporary root; closed after the test, which then proves no job process survives. */
 export function makeRuntime(options: Partial<ShellRuntimeOptions> = {}): { rt: ShellRuntime; root: string } {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-test-root-')))
   let rt: ShellRuntime
   try {
     rt = createShellRuntime({ roots: [root], stopGraceMs: 500, ...options })
-  } catch (err) {
+  } catch (e) {
     rmSync(root, { recursive: true, force: true })
-    throw err
+    throw e
   }
   made.push({ rt, dirs: [root] })
   return { rt, root }

@@ -5,9 +5,10 @@
  * pids hierarchy (root only; skipped where none is writable).
  */
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { JOB_PROCESS_BOUND } from '../src/tree/bound.ts'
 import { eventually, hostArgv, hostPackageEntry, makeRuntime, tempDir } from './helpers.ts'
 
 /** A fresh child of this process's cgroup in the v1 hierarchy of `controller`, or null. */
@@ -109,6 +110,79 @@ describe('jobs under pressure', () => {
     },
     180_000,
   )
+})
+
+/** Processes of `uid` now (a cheap count: the owner of each /proc/PID). */
+function processesOf(uid: number): number {
+  let n = 0
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (statSync(`/proc/${name}`).uid === uid) n++
+    } catch {
+      // gone
+    }
+  }
+  return n
+}
+
+/** The machine's tasks (processes and threads) now, as the helper reads them to bound a job. */
+const machineTasks = () => Number(/ \d+\/(\d+) /.exec(readFileSync('/proc/loadavg', 'latin1'))?.[1])
+
+describe.skipIf(process.getuid?.() !== 0)('a fork bomb with no cgroup for its tree', () => {
+  it('as an ordinary user stops at the per-job bound, is stopped with its line, and the next command runs at once', async () => {
+    const NOBODY = 65534
+    const root = tempDir('loose-bomb')
+    chownSync(root, NOBODY, NOBODY)
+    // A fail-safe far above hands' bound, so a broken bound shows as a peak past it instead of a wedged machine.
+    const failSafe = machineTasks() + JOB_PROCESS_BOUND * 4
+    const argv = [
+      'prlimit',
+      `--nproc=${failSafe}`,
+      '--',
+      'setpriv',
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      '--clear-groups',
+      '--',
+      ...hostArgv('pressure-host', ['loose-bomb', root]),
+    ]
+    const baseline = processesOf(NOBODY)
+    const tasksAtStart = machineTasks()
+    let peak = 0
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, processesOf(NOBODY) - baseline)
+    }, 250)
+    const [file, ...args] = argv as [string, ...string[]]
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: root } })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => (out += d))
+    child.stderr.on('data', (d: Buffer) => (err += d))
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 240_000)
+      child.once('close', (c) => {
+        clearTimeout(timer)
+        resolve(c)
+      })
+    })
+    clearInterval(sampler)
+    expect(code, err).toBe(0)
+    const report = JSON.parse(out) as {
+      first: { exit: number | null; duration_ms: number }
+      after: Array<{ stdout: string; duration_ms: number }>
+      summary: string
+    }
+    expect(report.summary).toContain(`each job may start at most ${JOB_PROCESS_BOUND} processes and threads beyond those running`)
+    // The line ends after its sleep and what it left running is stopped within the bound on a run.
+    expect(report.first.duration_ms).toBeLessThan(60_000)
+    expect(report.after.map((a) => a.stdout)).toEqual(['after 0\n', 'after 1\n', 'after 2\n'])
+    for (const a of report.after) expect(a.duration_ms).toBeLessThan(10_000)
+    // The bomb stopped at the bound: the user's processes never passed the machine's tasks plus the bound.
+    expect(peak).toBeGreaterThan(50)
+    expect(peak).toBeLessThanOrEqual(tasksAtStart + JOB_PROCESS_BOUND + 100)
+    await eventually(() => (processesOf(NOBODY) <= baseline ? true : undefined), 60_000, 'the bomb to be gone')
+  }, 300_000)
 })
 
 describe('host limits on a session', () => {

@@ -66,6 +66,8 @@ export interface SurfaceOptions extends ShellLimits {
   confine?: ConfineMode
   /** Extra directories commands may write under (say a package manager's cache). */
   allowWrite?: string[]
+  /** Socket files (or directories of them) commands may connect to beside those under the roots and TMPDIR (say an ssh-agent's); every other host socket is refused. */
+  allowSockets?: string[]
   /** Extra paths hidden from commands, beside the usual secret stores. */
   denyRead?: string[]
   /** The network for commands (default true); false gives them none (no socket but UNIX ones under Landlock, a network namespace of their own under bubblewrap). */
@@ -189,10 +191,11 @@ export function enabledTools(options: Pick<SurfaceOptions, 'toggles' | 'codeTool
 /** The confinement options of the shell runtime, from the surface's. */
 export function shellConfinement(
   options: SurfaceOptions,
-): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'denyRead' | 'network' | 'changes' | 'memoryLimit' | 'processLimit' | 'privateDirs'> {
+): Pick<SurfaceOptions, 'confine' | 'allowWrite' | 'allowSockets' | 'denyRead' | 'network' | 'changes' | 'memoryLimit' | 'processLimit' | 'privateDirs'> {
   return {
     ...(options.confine !== undefined ? { confine: options.confine } : {}),
     ...(options.allowWrite ? { allowWrite: options.allowWrite } : {}),
+    ...(options.allowSockets ? { allowSockets: options.allowSockets } : {}),
     ...(options.denyRead ? { denyRead: options.denyRead } : {}),
     ...(options.network !== undefined ? { network: options.network } : {}),
     ...(options.changes !== undefined ? { changes: options.changes } : {}),

@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
-import { isUnder, JOB_CAPABILITIES, hiddenPaths, type ConfinePolicy } from './policy.ts'
+import { isUnder, JOB_CAPABILITIES, hiddenCounts, hiddenPaths, socketGuard, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'
 
 /**
@@ -54,16 +54,24 @@ export function bwrapConfiner(input: {
   const { bwrap, helper, policy, spoolDir } = input
   // The inner stage: the capability cut, and (bubblewrap's namespaces aside) io_uring, the
   // keyrings and clone3 refused, and the host's abstract UNIX sockets out of reach.
-  const innerGuards = ['--drop-caps', ...(input.seccomp === 'none' ? [] : ['--seccomp-basic']), ...(input.abi >= 6 ? ['--scope-only'] : [])]
+  // With the network cut, no socket of a family the network namespace does not hold (vsock reaches the VM's host).
+  const basic = input.seccomp === 'none' ? [] : ['--seccomp-basic', ...(policy.isNetwork ? [] : ['--netns-families'])]
+  const innerGuards = ['--drop-caps', ...basic, ...(input.abi >= 6 ? ['--scope-only'] : [])]
   const isRoot = process.getuid?.() === 0
+  // Sockets are guarded by the outer stage's relay, which resolves each path in the job's own view.
+  const isGuarded = input.seccomp === 'supervised'
+  const guard = isGuarded ? socketGuard(policy) : []
   const tmpInside = policy.writable.some((w) => w !== policy.tmpDir && isUnder(w, '/tmp')) ? policy.tmpDir : '/tmp'
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
   const summary = [
     `commands are confined by bubblewrap${input.why === null ? '' : ` (${input.why})`}`,
     `writes: only under the roots, the session's TMPDIR (private, seen as ${tmpInside})${policy.allowWrite.length > 0 ? ` and ${n(policy.allowWrite.length, '--allow-write path')}` : ''}; the rest of the filesystem is read-only`,
-    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''}, hands' attach directories (covered, even inside a root), the host's /tmp and device nodes`,
+    `hidden from reads: ${hiddenCounts(policy)}, hands' attach directories (covered, even inside a root), the host's /tmp and device nodes`,
     'processes: a private pid namespace and /proc; nothing outside the command is visible; it keeps only its own descriptors, and dies first under memory pressure',
-    `network: ${policy.isNetwork ? 'on' : 'cut (a private network namespace with loopback only)'}`,
+    isGuarded
+      ? `sockets: a command connects only to UNIX sockets under the roots and its TMPDIR${policy.allowSockets.length > 0 ? ` and ${n(policy.allowSockets.length, '--allow-socket path')}` : ''}, and to abstract ones of its own tree; it makes no datagram UNIX socket`
+      : `gap: a command can connect to any UNIX socket outside /tmp it can name (docker.sock, D-Bus) (no seccomp supervisor)`,
+    `network: ${policy.isNetwork ? 'on' : 'cut (a private network namespace with loopback only; no vsock or other socket a namespace does not hold)'}`,
     'cost: about 10 ms of CPU per command',
     ...input.gaps.map((g) => `gap: ${g}`),
   ]
@@ -77,13 +85,14 @@ export function bwrapConfiner(input: {
     settleMs: 200,
     keeper: null,
     spawnerFile: null,
+    isGuarded,
     canLeaveCgroup: false,
     launch(job: JobSpec): Launch {
       const keep = job.keepFds.flatMap((fd) => ['--keep-fd', String(fd)])
       const inner = [helper, ...innerGuards, ...keep, '--expect-cwd', `${job.cwd.dev}:${job.cwd.ino}`, '--argv0', 'bash', '--', job.bash, ...job.bashArgs]
       return {
         file: helper,
-        args: [...jobArgs(job), '--argv0', 'bwrap', '--', bwrap, ...bwrapArgs(policy, spoolDir, isRoot), '--chdir', job.cwd.real, '--', ...inner],
+        args: [...jobArgs(job), ...guard, '--argv0', 'bwrap', '--', bwrap, ...bwrapArgs(policy, spoolDir, isRoot), '--chdir', job.cwd.real, '--', ...inner],
         cwd: spawnCwd(job.cwd),
         env: { TMPDIR: tmpInside },
         statusFd: job.io === 'pipes' ? STATUS_FD : null,

@@ -39,6 +39,10 @@ export interface JobSpec {
   joins: string[]
   /** Where the relay records what the job changes on disk (see effects/), or null when it is not observed. */
   effectsFile: string | null
+  /** Where the relay's guard records the sockets and metadata changes it refused (see refusals/), or null. */
+  eventsFile: string | null
+  /** Processes and threads the job may start beyond those the machine runs (RLIMIT_NPROC), or null when a cgroup holds its tree. */
+  processBound: number | null
 }
 
 /** How to spawn a job: the program, its arguments, spawn's `cwd`, and variables the mechanism sets. */
@@ -72,6 +76,8 @@ export function jobArgs(job: JobSpec): string[] {
   for (const file of job.joins) args.push('--join', file)
   if (job.io === 'pipes') args.push('--status-fd', String(STATUS_FD))
   if (job.effectsFile !== null) args.push('--effects', job.effectsFile)
+  if (job.processBound !== null) args.push('--nproc-beyond', String(job.processBound))
+  if (job.eventsFile !== null) args.push('--events', job.eventsFile)
   for (const fd of job.keepFds) args.push('--keep-fd', String(fd))
   return args
 }
@@ -94,6 +100,8 @@ export interface Confiner {
   readonly settleMs: number
   /** True when a command may write to cgroupfs (confinement off, or a writable path covers it), so it could leave its cgroup. */
   readonly canLeaveCgroup: boolean
+  /** True when the helper's relay guards each job's sockets (and, under Landlock, metadata outside the writable paths), recording what it refused. */
+  readonly isGuarded: boolean
   /** Why what a job changes on disk cannot be observed under this mechanism (a sentence), or null when it can. */
   readonly unobservedWhy: string | null
   /** A process the session keeps running beside its jobs (Landlock's ruleset keeper), or null. */

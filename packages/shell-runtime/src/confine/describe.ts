@@ -5,17 +5,22 @@ import { chooseConfiner } from './choose.ts'
 import type { ConfineKind } from './confiner.ts'
 import { buildPolicy, defaultPrivateDirs } from './policy.ts'
 import { findWritableCgroup } from '../tree/find-cgroup.ts'
+import { treeSummary } from '../tree/bound.ts'
+import { checkSessionLimits } from '../tree/session-limits.ts'
 
 /** How commands of a runtime are confined, for hosts to show. */
 export interface Confinement {
-  kind: ConfineKind
-  /** Lines saying what confines commands, what they may write, what is hidden, and the gaps. */
+  /** The mechanism; `unavailable` when none works here and the host has not switched confinement off (shell tools refuse every call). */
+  kind: ConfineKind | 'unavailable'
+  /** Lines saying what confines commands, what they may write, what is hidden, and the gaps; or what is missing and the fix. */
   summary: string
 }
 
 /**
  * The confinement a runtime with these options would use here, without starting one (for
- * `hands tools`). Throws like createShellRuntime when an explicit mechanism cannot work.
+ * `hands tools`). Throws like createShellRuntime when an explicit mechanism, or a setting the host
+ * gave, cannot work here; says `unavailable` (with what is missing) where createShellRuntime's shell
+ * tools would refuse every call.
  */
 export function describeConfinement(options: ShellRuntimeOptions): Confinement {
   const o = resolveOptions(options, tmpdir())
@@ -23,19 +28,23 @@ export function describeConfinement(options: ShellRuntimeOptions): Confinement {
     roots: o.roots,
     tmpDir: `${o.spoolParent}/hands-tmp-…`,
     allowWrite: o.allowWrite,
+    allowSockets: o.allowSockets,
     denyRead: o.denyRead,
     privateDirs: [...defaultPrivateDirs(o.hostEnv), ...o.privateDirs],
     homes: [homedir(), o.hostEnv['HOME'] ?? ''].filter((h) => h !== ''),
     isNetwork: o.isNetwork,
   })
+  const cgroup = o.tree === 'marker' ? null : findWritableCgroup()
+  checkSessionLimits(o, cgroup?.dir ?? null)
   const confiner = chooseConfiner({
     mode: o.confine,
     policy,
     env: process.env,
     bash: o.bash ?? findBash(o.hostEnv),
     spoolDir: null,
-    cgroupMount: o.tree === 'marker' ? null : (findWritableCgroup()?.mount ?? null),
+    cgroupMount: cgroup?.mount ?? null,
     isChanges: o.isChanges,
   })
-  return { kind: confiner.kind, summary: confiner.summary }
+  if (confiner.kind === 'unavailable') return { kind: confiner.kind, summary: confiner.summary }
+  return { kind: confiner.kind, summary: `${confiner.summary}\n${treeSummary(cgroup === null ? 'marker' : 'cgroup', o.processLimit !== undefined)}` }
 }

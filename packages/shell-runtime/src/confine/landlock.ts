@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
-import { isUnder, OPEN_DEVICES, READ_DEVICES, hiddenPaths, type ConfinePolicy } from './policy.ts'
+import { isUnder, OPEN_DEVICES, READ_DEVICES, hiddenCounts, hiddenPaths, socketGuard, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'
 
 /** The helper's Landlock arguments for a policy; the same for every job of a session. */
@@ -28,7 +28,6 @@ function landlockGaps(policy: ConfinePolicy, abi: number, seccomp: SeccompSuppor
   const why = seccompError === null ? '' : `: ${seccompError}`
   if (abi < 2) gaps.push('renames and hard links between directories fail even inside the roots (Landlock ABI < 2)')
   if (abi < 3) gaps.push('truncate(2) of a file outside the roots is not refused (Landlock ABI < 3)')
-  if (abi < 4 && !policy.isNetwork) gaps.push('--no-network cannot be enforced: the network stays on (Landlock ABI < 4)')
   if (abi < 6 && seccomp !== 'supervised')
     gaps.push(
       `a command can signal processes outside its tree, the server included; the reaper is started again if killed (Landlock ABI < 6, no seccomp supervisor${why})`,
@@ -37,9 +36,12 @@ function landlockGaps(policy: ConfinePolicy, abi: number, seccomp: SeccompSuppor
     gaps.push(
       `a command can change the limits, priority and CPUs of the user's other processes, the server included, and open pidfds of them (no seccomp filter${why})`,
     )
+  if (seccomp !== 'supervised')
+    gaps.push(
+      `a command can connect to any UNIX socket it can name (docker.sock, an ssh-agent, D-Bus) and change the mode, owner, times and extended attributes of files outside the roots (no seccomp supervisor${why})`,
+    )
   if (seccomp === 'refusing')
     gaps.push(`a command cannot change the limits or priority of its own processes by pid either: such calls are refused (no seccomp supervisor${why})`)
-  if (seccomp === 'none' && !policy.isNetwork) gaps.push(`--no-network cuts TCP only: UDP and other protocols stay open (no seccomp filter${why})`)
   for (const h of unhideable(policy)) gaps.push(`${h} is not hidden: a writable path contains it (bubblewrap can hide it: confine bwrap)`)
   const spoolIn = spoolDir === null ? undefined : policy.writable.find((w) => isUnder(w, spoolDir))
   if (spoolIn !== undefined) gaps.push(`the spool ${spoolDir} lies under the writable ${spoolIn}: commands can change its files (set spoolDir elsewhere)`)
@@ -68,18 +70,27 @@ export function landlockConfiner(input: {
   const gaps = [...landlockGaps(policy, abi, input.seccomp, input.seccompError, input.spoolDir), ...input.gaps]
   const isSupervised = input.seccomp === 'supervised'
   const filter = input.seccomp === 'none' ? [] : isSupervised ? ['--seccomp'] : ['--seccomp', '--no-supervisor']
+  // What Landlock leaves open below ABI 9, the relay guards: sockets by where they are, metadata outside the writable paths.
+  const guard = isSupervised ? ['--guard-metadata', ...socketGuard(policy)] : []
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
   const summary = [
     `commands are confined by Landlock (ABI ${abi})`,
     `writes: only under the roots, the session's TMPDIR (${policy.tmpDir})${policy.allowWrite.length > 0 ? ` and ${n(policy.allowWrite.length, '--allow-write path')}` : ''}`,
-    `hidden from reads: ${n(policy.secrets.length, 'secret store')}${policy.denyRead.length > 0 ? `, ${n(policy.denyRead.length, '--deny-read path')}` : ''}, hands' attach directories and every device node but the terminal, /dev/null and the random devices (names stay listable)`,
+    `hidden from reads: ${hiddenCounts(policy)}, hands' attach directories and every device node but the terminal, /dev/null and the random devices (names stay listable)`,
     `processes: a command cannot ${[
       ...(abi >= 6 || isSupervised ? ['signal'] : []),
       'trace',
       ...(input.seccomp === 'none' ? [] : ['re-limit, renice, re-pin']),
       'or read the environment of anything outside its own tree',
     ].join(', ')}; it keeps only its own descriptors, and dies first under memory pressure`,
-    `network: ${policy.isNetwork ? 'on' : abi >= 4 ? (input.seccomp === 'none' ? 'TCP bind and connect refused (see gaps)' : 'cut: TCP bind and connect refused, no other socket but UNIX and netlink') : 'on (see gaps)'}`,
+    // chooseConfiner never picks Landlock to cut the network without a seccomp filter.
+    ...(isSupervised
+      ? [
+          `sockets: a command connects only to UNIX sockets under the roots and its TMPDIR${policy.allowSockets.length > 0 ? ` and ${n(policy.allowSockets.length, '--allow-socket path')}` : ''}, and to abstract ones of its own tree; it makes no datagram UNIX socket`,
+          'metadata: mode, owner, times and extended attributes change only under the writable paths',
+        ]
+      : []),
+    `network: ${policy.isNetwork ? 'on' : `cut: no socket but UNIX and netlink can be made (the seccomp filter)${abi >= 4 ? ', and Landlock refuses TCP bind and connect' : ''}`}`,
     ...gaps.map((g) => `gap: ${g}`),
   ]
   return {
@@ -94,12 +105,13 @@ export function landlockConfiner(input: {
     settleMs: 0,
     keeper: stamp === null ? null : { file: helper, args: ['--keep', stamp, ...policyArgs] },
     spawnerFile: null,
+    isGuarded: isSupervised,
     canLeaveCgroup: input.cgroupMount !== null && policy.writable.some((w) => isUnder(w, input.cgroupMount as string)),
     launch(job: JobSpec): Launch {
       const tty = job.io === 'terminal' ? ['--own-tty'] : []
       return {
         file: helper,
-        args: [...jobArgs(job), ...filter, ...fixed, ...tty, '--argv0', 'bash', '--', job.bash, ...job.bashArgs],
+        args: [...jobArgs(job), ...filter, ...guard, ...fixed, ...tty, '--argv0', 'bash', '--', job.bash, ...job.bashArgs],
         cwd: spawnCwd(job.cwd),
         env: { TMPDIR: policy.tmpDir },
         statusFd: job.io === 'pipes' ? STATUS_FD : null,

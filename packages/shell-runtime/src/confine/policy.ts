@@ -1,6 +1,8 @@
 import { lstatSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
+import { readMounts, type Mount } from '../tree/mountinfo.ts'
+import { mountAliases } from './mounts.ts'
 
 /** The usual secret stores of a user, relative to the home directory; hidden from every command. */
 export const SECRET_STORES: readonly string[] = [
@@ -71,12 +73,18 @@ export interface ConfinePolicy {
   allowWrite: string[]
   /** Every path a command may write under: roots, TMPDIR, the host's extra paths. */
   writable: string[]
+  /** Socket files, or directories of them, the host lets commands connect to beside the roots and TMPDIR (`--allow-socket`). */
+  allowSockets: string[]
+  /** Where a command may connect to a UNIX socket: the roots, TMPDIR, the host's socket paths. */
+  socketPlaces: string[]
   /** The secret stores found under the user's home directories, hidden from reads. */
   secrets: string[]
   /** Extra hidden paths the host named (`--deny-read`). */
   denyRead: string[]
   /** hands' own directories commands must not read: where attach sockets keep their keys. */
   privateDirs: string[]
+  /** The other names the mount table gives hidden paths (a second mount of a home directory); each is in its list above too. */
+  aliases: string[]
   /** TCP bind and connect allowed. */
   isNetwork: boolean
 }
@@ -109,24 +117,37 @@ export function buildPolicy(input: {
   roots: string[]
   tmpDir: string
   allowWrite: string[]
+  /** Socket files or directories commands may connect to beside the roots and TMPDIR; default none. */
+  allowSockets?: string[]
   denyRead: string[]
   privateDirs: string[]
   homes: string[]
   isNetwork: boolean
+  /** The mount table (default: this process's). */
+  mounts?: readonly Mount[]
 }): ConfinePolicy {
   const roots = input.roots.map(real)
   const allowWrite = unique(input.allowWrite.map(real))
   const tmpDir = real(input.tmpDir)
   const homes = unique(input.homes.filter((h) => h !== '' && h !== '/'))
   const secrets = unique(homes.flatMap((home) => SECRET_STORES.map((s) => real(join(home, s)))))
+  const denyRead = unique(input.denyRead.map(real))
+  const privateDirs = unique(input.privateDirs.map(real))
+  // What is hidden stays hidden under every name the mount table gives it now.
+  const mounts = input.mounts ?? readMounts()
+  const more = (paths: string[]) => mountAliases(paths, mounts)
+  const [secretAliases, denyAliases, privateAliases] = [more(secrets), more(denyRead), more(privateDirs)]
   return {
     roots,
     tmpDir,
     allowWrite,
     writable: unique([...roots, tmpDir, ...allowWrite]),
-    secrets,
-    denyRead: unique(input.denyRead.map(real)),
-    privateDirs: unique(input.privateDirs.map(real)),
+    allowSockets: unique((input.allowSockets ?? []).map(real)),
+    socketPlaces: unique([...roots, tmpDir, ...(input.allowSockets ?? []).map(real)]),
+    secrets: unique([...secrets, ...secretAliases]),
+    denyRead: unique([...denyRead, ...denyAliases]),
+    privateDirs: unique([...privateDirs, ...privateAliases]),
+    aliases: unique([...secretAliases, ...denyAliases, ...privateAliases]),
     isNetwork: input.isNetwork,
   }
 }
@@ -159,4 +180,21 @@ export function writableHolding(policy: ConfinePolicy, path: string): string | u
 /** The hidden path (secret store or --deny-read) that holds `path`, or undefined. */
 export function hiddenHolding(policy: ConfinePolicy, path: string): string | undefined {
   return hiddenPaths(policy).find((h) => isUnder(h, path))
+}
+
+/** The hidden paths counted for a summary: secret stores, the host's paths, and the names second mounts give them. */
+export function hiddenCounts(policy: ConfinePolicy): string {
+  const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
+  const own = (list: string[]) => list.filter((p) => !policy.aliases.includes(p)).length
+  const denied = own(policy.denyRead)
+  return [
+    n(own(policy.secrets), 'secret store'),
+    ...(denied > 0 ? [n(denied, '--deny-read path')] : []),
+    ...(policy.aliases.length > 0 ? [`${n(policy.aliases.length, 'other name')} the mount table gives them`] : []),
+  ].join(', ')
+}
+
+/** The helper's arguments that guard a job's sockets: only socket files under the roots, TMPDIR and the host's socket paths. */
+export function socketGuard(policy: ConfinePolicy): string[] {
+  return ['--guard-sockets', ...policy.socketPlaces.flatMap((p) => ['--socket-dir', p])]
 }

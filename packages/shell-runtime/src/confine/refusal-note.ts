@@ -1,4 +1,4 @@
-import { accessSync, constants } from 'node:fs'
+import { accessSync, constants, readFileSync, rmSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import type { Confiner } from './confiner.ts'
 import { hiddenHolding, isUnder, writableHolding } from './policy.ts'
@@ -58,4 +58,56 @@ export function refusalNote(confiner: Confiner, stderr: string, cwd: string): st
     }
   }
   return null
+}
+
+/** What a job's guard refused (its relay's record: `socket PATH\0`, `metadata PATH\0`), read once and removed. */
+function readRefused(file: string): { sockets: string[]; metadata: string[] } {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch {
+    return { sockets: [], metadata: [] }
+  }
+  rmSync(file, { force: true })
+  const out = { sockets: [] as string[], metadata: [] as string[] }
+  for (const entry of text.split('\0')) {
+    const space = entry.indexOf(' ')
+    const [what, path] = [entry.slice(0, space), entry.slice(space + 1)]
+    if (what === 'socket') out.sockets.push(path)
+    else if (what === 'metadata') out.metadata.push(path)
+  }
+  return out
+}
+
+/** Up to three names in backticks, then how many more. */
+function named(paths: string[]): string {
+  const shown = paths
+    .slice(0, 3)
+    .map((p) => `\`${p}\``)
+    .join(', ')
+  return paths.length > 3 ? `${shown} and ${paths.length - 3} more` : shown
+}
+
+/**
+ * The note for what the relay's guard refused a command (`file`: its record, or null): connections
+ * to sockets outside the roots, TMPDIR and the host's socket paths, and changes of mode, owner,
+ * times or extended attributes outside the writable paths. `paths` are the names it gave, so the
+ * stderr-based note does not say the same again.
+ */
+export function guardNote(confiner: Confiner, file: string | null): { note: string | null; paths: string[] } {
+  if (file === null) return { note: null, paths: [] }
+  const { sockets, metadata } = readRefused(file)
+  const { policy } = confiner
+  const notes: string[] = []
+  if (sockets.length > 0)
+    notes.push(
+      `The sandbox refused a connection to the socket${sockets.length === 1 ? '' : 's'} ${named(sockets)}: commands may connect only to sockets under the allowed roots and their TMPDIR (${confiner.tmpDir})` +
+        `${policy.allowSockets.length > 0 ? ` and ${policy.allowSockets.join(', ')}` : ''}, and to abstract sockets of their own processes; the host can allow more socket paths.`,
+    )
+  if (metadata.length > 0)
+    notes.push(
+      `The sandbox refused to change the mode, owner, times or extended attributes of ${named(metadata)}: commands may change them only under the allowed roots and their TMPDIR (${confiner.tmpDir})` +
+        `${policy.allowWrite.length > 0 ? ` and ${policy.allowWrite.join(', ')}` : ''}; the host can allow more writable paths.`,
+    )
+  return { note: notes.length === 0 ? null : notes.join(' '), paths: [...sockets, ...metadata] }
 }

@@ -132,7 +132,7 @@ export function createShellRuntime(options: ShellRuntimeOptions): ShellRuntime {
     treeKind: session.keeper.kind,
     spoolDir: session.spoolDir,
     tmpDir: session.tmpDir,
-    confinement: { kind: session.confiner.kind, summary: [session.confiner.summary, ...(session.limits === null ? [] : [session.limits.summary])].join('\n') },
+    confinement: { kind: session.confiner.kind, summary: session.summary() },
     prepare: () => session.prepare(),
     close: () => session.close(),
   }

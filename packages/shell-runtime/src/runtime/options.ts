@@ -42,6 +42,12 @@ export interface ShellRuntimeOptions extends ShellLimits, SessionLimitOptions {
   confine?: ConfineMode
   /** Extra directories commands may write under (a package manager's cache, say). */
   allowWrite?: string[]
+  /**
+   * Socket files (or directories of them) commands may connect to, beside those under the roots and
+   * their TMPDIR: an ssh-agent, a database's socket. Every other host socket (docker.sock, D-Bus)
+   * is refused.
+   */
+  allowSockets?: string[]
   /** Extra paths hidden from commands, beside the usual secret stores. */
   denyRead?: string[]
   /**
@@ -89,6 +95,7 @@ export interface ResolvedOptions extends Required<ShellLimits>, SessionLimitOpti
   loginEnvBoundMs: number
   confine: ConfineMode
   allowWrite: string[]
+  allowSockets: string[]
   denyRead: string[]
   privateDirs: string[]
   isNetwork: boolean
@@ -147,6 +154,7 @@ export function resolveOptions(options: ShellRuntimeOptions, tmp: string): Resol
     ...resolveLimits(options),
     confine: confineMode(options.confine),
     allowWrite: paths('allowWrite', options.allowWrite),
+    allowSockets: paths('allowSockets', options.allowSockets),
     denyRead: paths('denyRead', options.denyRead),
     privateDirs: paths('privateDirs', options.privateDirs),
     isNetwork: options.network ?? true,

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ToolError } from '@hands/contracts'
 import { chooseConfiner } from '../confine/choose.ts'
+import { sandboxUnavailable } from '../confine/refusal.ts'
 import { CLOSE_FDS_VAR, type Confiner, type Launch } from '../confine/confiner.ts'
 import { buildPolicy, defaultPrivateDirs } from '../confine/policy.ts'
 import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
@@ -23,6 +24,7 @@ import type { JobTree, TreeKeeper } from '../tree/job-tree.ts'
 import { MarkerKeeper } from '../tree/marker-keeper.ts'
 import { registerWithReaper, type ReaperRegistration } from '../tree/reaper.ts'
 import { applySessionLimits, removeLimitDirs, type SessionLimits } from '../tree/session-limits.ts'
+import { isProcessBoundHeld, JOB_PROCESS_BOUND, treeSummary } from '../tree/bound.ts'
 import { findBash } from './find-bash.ts'
 import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from './options.ts'
 
@@ -131,12 +133,13 @@ export class Session {
         roots: this.roots,
         tmpDir: this.tmpDir,
         allowWrite: this.options.allowWrite,
+        allowSockets: this.options.allowSockets,
         denyRead: this.options.denyRead,
         privateDirs: [...defaultPrivateDirs(this.options.hostEnv), ...this.options.privateDirs],
         homes,
         isNetwork: this.options.isNetwork,
       })
-      this.confiner = chooseConfiner({
+      const chosen = chooseConfiner({
         mode: this.options.confine,
         policy,
         env: process.env,
@@ -145,6 +148,8 @@ export class Session {
         cgroupMount: cgroup?.mount ?? null,
         isChanges: this.options.isChanges,
       })
+      if (chosen.kind === 'unavailable') throw sandboxUnavailable(chosen)
+      this.confiner = chosen
       this.keeper = this.#makeKeeper(cgroup)
       try {
         this.limits = applySessionLimits(this.options, this.name, this.keeper instanceof CgroupKeeper ? this.keeper.dir : null)
@@ -166,6 +171,15 @@ export class Session {
       this.keeper.killEverythingSync()
       this.#removeFiles()
     })
+  }
+
+  /** What confines commands, how their trees are held, and the host's limits: the lines hosts show. */
+  summary(): string {
+    return [
+      this.confiner.summary,
+      treeSummary(this.keeper.kind, this.options.processLimit !== undefined),
+      ...(this.limits === null ? [] : [this.limits.summary]),
+    ].join('\n')
   }
 
   #makeKeeper(cgroup: FoundCgroup | null): TreeKeeper {
@@ -220,7 +234,20 @@ export class Session {
     const keepFds = isPipestatus ? [PIPESTATUS_PIPE_FD] : []
     const joins = this.limits?.join ?? []
     const effectsFile = this.effectsFile(seq)
-    const launch = this.confiner.launch({ bash: this.bash, bashArgs: ['-c', arg], cgroupProcs: tree.cgroupProcs, cwd, io, keepFds, joins, effectsFile })
+    const eventsFile = this.eventsFile(seq)
+    const processBound = this.keeper.kind === 'marker' && this.options.processLimit === undefined && isProcessBoundHeld() ? JOB_PROCESS_BOUND : null
+    const launch = this.confiner.launch({
+      bash: this.bash,
+      bashArgs: ['-c', arg],
+      cgroupProcs: tree.cgroupProcs,
+      cwd,
+      io,
+      keepFds,
+      joins,
+      effectsFile,
+      eventsFile,
+      processBound,
+    })
     this.#armKeeper(KEEPER_AFTER_MS)
     if (isPipestatus || launch.env[CGROUP_PROCS_VAR] !== undefined || launch.env[CLOSE_FDS_VAR] !== undefined) launch.env['BASH_ENV'] = this.preludePath
     return { launch, scriptFile }
@@ -283,6 +310,11 @@ export class Session {
   /** Where job `seq`'s relay records what it changes on disk; null when jobs are not observed here. */
   effectsFile(seq: number): string | null {
     return this.confiner.unobservedWhy === null ? join(this.spoolDir, `effects-${seq}`) : null
+  }
+
+  /** Where job `seq`'s relay records the sockets and metadata changes its guard refused; null when nothing guards them here. */
+  eventsFile(seq: number): string | null {
+    return this.confiner.isGuarded ? join(this.spoolDir, `refused-${seq}`) : null
   }
 
   /** The account of what job `seq` changes on disk (read from its relay's record). */

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { assertInput, SHELL_LOGS, SHELL_BACKGROUND, shellRun, type ShellRunInput, type ShellRunResult } from '@hands/contracts'
 import { childEnv, NON_INTERACTIVE } from '../env/child-env.ts'
-import { refusalNote } from '../confine/refusal-note.ts'
+import { guardNote, refusalNote } from '../confine/refusal-note.ts'
 import { withHeldCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { refuse } from '../errors.ts'
 import type { CapturedStream } from '../output/bounded-capture.ts'
@@ -151,7 +151,11 @@ async function runBatch(session: Session, input: ShellRunInput, cwd: HeldCwd, ca
       notes.push(shellSignalHint(exit) === null ? null : `${shellSignalHint(exit)}.`)
     }
     notes.push(pipestatusNote(run.pipestatus, exit))
-    notes.push(refusalNote(confiner, run.stderr.text, cwd.real))
+    // What the relay's guard refused (sockets, metadata), then what stderr shows the kernel refused, each path once.
+    const guarded = guardNote(confiner, session.eventsFile(seq))
+    notes.push(guarded.note)
+    const refused = refusalNote(confiner, run.stderr.text, cwd.real)
+    notes.push(guarded.paths.some((p) => refused?.includes(`\`${p}\``)) ? null : refused)
     if (run.leftovers !== null) notes.push(leftoverNote(run.leftovers))
     notes.push(survivorNote([...(run.leftovers?.survivors ?? []), ...(run.boundStop?.survivors ?? [])]))
     notes.push(session.gone.noteFor(command))

@@ -1,9 +1,6 @@
 import { accessSync, constants, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)))
-}
+import { readMounts } from './mountinfo.ts'
 
 /** This process's own cgroup in a writable cgroup v2 hierarchy, and where that hierarchy is mounted. */
 export interface FoundCgroup {
@@ -46,24 +43,11 @@ export function findWritableCgroup(): FoundCgroup | null {
 }
 
 function search(ownCgroup: string): FoundCgroup | null {
-  let mountinfo: string
-  try {
-    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8')
-  } catch {
-    return null
-  }
   const unified = ownCgroup.split('\n').find((l) => l.startsWith('0::'))
   if (unified === undefined) return null
   const path = unified.slice(3)
-  for (const line of mountinfo.split('\n')) {
-    const sep = line.indexOf(' - ')
-    if (sep < 0) continue
-    const [fstype] = line.slice(sep + 3).split(' ')
-    if (fstype !== 'cgroup2') continue
-    const fields = line.slice(0, sep).split(' ')
-    const root = unescapeMount(fields[3] ?? '')
-    const mountPoint = unescapeMount(fields[4] ?? '')
-    if (!/\brw\b/.test(fields[5] ?? '')) continue
+  for (const { fstype, root, mountPoint, options } of readMounts()) {
+    if (fstype !== 'cgroup2' || !options.includes('rw')) continue
     let rel: string
     if (root === '/') rel = path
     else if (path === root || path.startsWith(`${root}/`)) rel = path.slice(root.length)

@@ -1,5 +1,6 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { readMounts } from './mountinfo.ts'
 
 /** Host limits on everything one session's commands hold at once; absent means unlimited. */
 export interface SessionLimitOptions {
@@ -21,16 +22,10 @@ export interface SessionLimits {
 
 const CONTROLLERS = { memoryLimit: 'memory', processLimit: 'pids' } as const
 
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)))
-}
-
 /** This process's cgroup directory in the v1 hierarchy of `controller`, when this process may make groups there; else null. */
 function v1Dir(controller: string): string | null {
-  let mountinfo: string
   let own: string
   try {
-    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8')
     own = readFileSync('/proc/self/cgroup', 'utf8')
   } catch {
     return null
@@ -38,16 +33,11 @@ function v1Dir(controller: string): string | null {
   const line = own.split('\n').find((l) => (l.split(':')[1] ?? '').split(',').includes(controller))
   if (line === undefined) return null
   const path = line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1)
-  for (const m of mountinfo.split('\n')) {
-    const sep = m.indexOf(' - ')
-    if (sep < 0) continue
-    const [fstype, , options] = m.slice(sep + 3).split(' ')
-    if (fstype !== 'cgroup' || !(options ?? '').split(',').includes(controller)) continue
-    const fields = m.slice(0, sep).split(' ')
-    const root = unescapeMount(fields[3] ?? '')
+  for (const { fstype, root, mountPoint, superOptions } of readMounts()) {
+    if (fstype !== 'cgroup' || !superOptions.includes(controller)) continue
     const rel = root === '/' ? path : path === root || path.startsWith(`${root}/`) ? path.slice(root.length) : null
     if (rel === null) continue
-    const dir = join(unescapeMount(fields[4] ?? ''), rel)
+    const dir = join(mountPoint, rel)
     try {
       accessSync(dir, constants.W_OK)
       return dir
@@ -68,6 +58,29 @@ function readList(file: string): string[] {
 
 const human = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : `${bytes} bytes`)
 
+/** The limits the host asked for. */
+function askedLimits(options: SessionLimitOptions): Array<keyof typeof CONTROLLERS> {
+  return (Object.keys(CONTROLLERS) as Array<keyof typeof CONTROLLERS>).filter((k) => options[k] !== undefined)
+}
+
+function unholdable(key: keyof typeof CONTROLLERS, session: string | null): Error {
+  const controller = CONTROLLERS[key]
+  return new Error(
+    `${key}: no cgroup can hold it here. hands needs cgroup v2 with the ${controller} controller delegated to its cgroup (listed in ${session === null ? 'cgroup.subtree_control' : join(dirname(session), 'cgroup.subtree_control')}), or a writable cgroup v1 ${controller} hierarchy`,
+  )
+}
+
+/**
+ * Throw as applySessionLimits would, without making anything: `ownCgroup` is this process's
+ * writable cgroup v2 directory, under which a session's cgroup would be made (null for none).
+ */
+export function checkSessionLimits(options: SessionLimitOptions, ownCgroup: string | null): void {
+  const asked = askedLimits(options)
+  const delegated = ownCgroup === null ? [] : readList(join(ownCgroup, 'cgroup.subtree_control'))
+  if (ownCgroup !== null && asked.every((k) => delegated.includes(CONTROLLERS[k]))) return
+  for (const key of asked) if (v1Dir(CONTROLLERS[key]) === null) throw unholdable(key, ownCgroup === null ? null : join(ownCgroup, 'session'))
+}
+
 /**
  * Put a session's limits in place. With cgroup v2 (`session` is the session's cgroup) the limits
  * go on it when its parent delegates the controllers to it (they are listed in the parent's
@@ -76,7 +89,7 @@ const human = (bytes: number) => (bytes % (1024 * 1024) === 0 ? `${bytes / 1024 
  * when neither can hold them. Null when no limit is asked.
  */
 export function applySessionLimits(options: SessionLimitOptions, name: string, session: string | null): SessionLimits | null {
-  const asked = (Object.keys(CONTROLLERS) as Array<keyof typeof CONTROLLERS>).filter((k) => options[k] !== undefined)
+  const asked = askedLimits(options)
   if (asked.length === 0) return null
   const words = [
     ...(options.memoryLimit === undefined ? [] : [`memory ${human(options.memoryLimit)}`]),
@@ -93,11 +106,7 @@ export function applySessionLimits(options: SessionLimitOptions, name: string, s
     for (const key of asked) {
       const controller = CONTROLLERS[key]
       const parent = v1Dir(controller)
-      if (parent === null) {
-        throw new Error(
-          `${key}: no cgroup can hold it here. hands needs cgroup v2 with the ${controller} controller delegated to its cgroup (listed in ${session === null ? 'cgroup.subtree_control' : join(dirname(session), 'cgroup.subtree_control')}), or a writable cgroup v1 ${controller} hierarchy`,
-        )
-      }
+      if (parent === null) throw unholdable(key, session)
       const dir = join(parent, name)
       mkdirSync(dir)
       made.push(dir)

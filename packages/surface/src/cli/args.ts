@@ -21,6 +21,7 @@ export const SESSION_FLAGS = {
   'type-queue-bytes': { type: 'string' },
   confine: { type: 'string' },
   'allow-write': { type: 'string', multiple: true },
+  'allow-socket': { type: 'string', multiple: true },
   'deny-read': { type: 'string', multiple: true },
   'no-network': { type: 'boolean' },
   'no-changes': { type: 'boolean' },
@@ -48,6 +49,8 @@ export const SESSION_HELP = `  --root DIR            allowed root (repeatable); 
   --type-queue-bytes SIZE  shell_type input a program has not read yet; more is refused (default ${size(SHELL_LIMITS.typeQueueBytes.default)})
   --confine MODE        how commands are confined to the roots: auto (default), landlock, bwrap, off
   --allow-write DIR     let commands write under DIR too, e.g. a package manager's cache (repeatable)
+  --allow-socket PATH   let commands connect to the UNIX socket PATH (or those under the directory PATH) too;
+                        sockets under the roots and TMPDIR always, every other host socket never (repeatable)
   --deny-read PATH      hide PATH from commands, beside the usual secret stores (repeatable)
   --no-network          give commands no network: no socket but UNIX ones (Landlock), or a network namespace of their own (bwrap)
   --no-changes          leave out the account of what each command changes on disk (its results then say so)
@@ -129,6 +132,8 @@ export function sessionOptions(values: Record<string, unknown>): SurfaceOptions 
   }
   const allowWrite = values['allow-write'] as string[] | undefined
   if (allowWrite?.length) options.allowWrite = allowWrite
+  const allowSockets = values['allow-socket'] as string[] | undefined
+  if (allowSockets?.length) options.allowSockets = allowSockets
   const denyRead = values['deny-read'] as string[] | undefined
   if (denyRead?.length) options.denyRead = denyRead
   if (values['no-network'] === true) options.network = false

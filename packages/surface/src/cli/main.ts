@@ -83,10 +83,18 @@ async function serve(argv: string[]): Promise<number> {
     if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--root ${root} is not a directory`)
   }
   sayWhereRootsComeFrom(options)
-  // A mechanism asked for by name must work here before anything is served; `auto` is described once the tools are loaded.
   // A custom attach directory is hidden from commands too (the default ones always are).
   if (values['attach-dir'] !== undefined && values['no-attach'] !== true) options.privateDirs = [values['attach-dir']]
-  const named = options.confine !== undefined && options.confine !== 'auto' ? await confinementOf(options) : undefined
+  // Every confinement setting the host gave must hold here before anything is served (a mechanism
+  // by name, the network cut, hidden paths, limits); plain `auto` cannot fail to start, so it is
+  // described once the tools are loaded.
+  const isAsked =
+    (options.confine !== undefined && options.confine !== 'auto') ||
+    options.network === false ||
+    options.denyRead !== undefined ||
+    options.memoryLimit !== undefined ||
+    options.processLimit !== undefined
+  const named = isAsked ? await confinementOf(options) : undefined
   if (values.http === undefined) {
     for (const flag of ['allow-remote', 'session-idle-ms', 'max-sessions', 'evict-idle-ms', 'max-body-bytes', 'allow-host'] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to --http only`)

@@ -258,6 +258,16 @@ export const RENDER_EXAMPLES: { [N in ToolName]: ToolExamples<N> } = {
         example: 'a cwd outside the roots',
         error: { code: 'outside_roots', message: 'cwd "/etc" is outside the allowed roots.', hint: ROOTS_HINT, is_preflight: true },
       },
+      {
+        example: 'no sandbox works on this host (a container whose seccomp profile refuses Landlock, no bubblewrap)',
+        error: {
+          code: 'sandbox_unavailable',
+          message:
+            "Commands cannot run on this host: no sandbox can confine them (Landlock is refused by a seccomp profile on this process (a container's? its calls answer ENOSYS, a profile's default for calls it does not list); bubblewrap (bwrap) is not installed), and the host has not chosen to run them unconfined.",
+          hint: "Every shell tool refuses until the host changes this, so do not retry; the file tools still work. The host's operator can allow landlock_create_ruleset, landlock_add_rule and landlock_restrict_self in the container engine's seccomp profile (a newer engine's default profile allows them, or run it with one that does: docs/containers.md); or install bubblewrap; or switch confinement off on purpose, to run commands unconfined.",
+          is_preflight: true,
+        },
+      },
     ],
   },
   shell_background: {
