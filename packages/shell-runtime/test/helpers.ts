@@ -10,12 +10,17 @@ import { createShellRuntime, describeConfinement, type ShellRuntime, type ShellR
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 
-/** The command line that starts host fixture `name` (test/fixtures/<name>.ts, built against dist/ by global-setup.ts) on plain node. */
+/** The command line that starts host fixture `name` (test/fixtures/<name>.ts, built by global-setup.ts beside the built package) on plain node. */
 export function hostArgv(
   name: 'host' | 'host-sessions' | 'effects-host' | 'pressure-host' | 'prompt-host' | 'side-doors',
   args: string[],
 ): [string, ...string[]] {
   return [process.execPath, join(inject('hostFixtures'), `${name}.mjs`), ...args]
+}
+
+/** The built package's entry as the host fixtures import it, where every user may read it (global-setup.ts). */
+export function hostPackageEntry(): string {
+  return join(inject('hostFixtures'), 'node_modules', '@hands', 'shell-runtime', 'dist', 'index.js')
 }
 
 /** Sessions of this test process are named `hands-<pid>-…`. */

@@ -9,7 +9,7 @@ import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync,
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { JOB_PROCESS_BOUND } from '../src/tree/bound.ts'
-import { eventually, hostArgv, makeRuntime, tempDir } from './helpers.ts'
+import { eventually, hostArgv, hostPackageEntry, makeRuntime, tempDir } from './helpers.ts'
 
 /** A fresh child of this process's cgroup in the v1 hierarchy of `controller`, or null. */
 function v1Cgroup(controller: string): string | null {
@@ -218,7 +218,7 @@ describe('host limits on a session', () => {
   )
 
   it('refuse to start, naming what they need, where no cgroup can hold them', async () => {
-    const script = `import('${join(import.meta.dirname, '..', 'dist', 'index.js')}').then((m) => { try { m.createShellRuntime({ roots: ['/tmp'], memoryLimit: 1 << 30 }); console.log('started') } catch (e) { console.log(e.message) } })`
+    const script = `import('${hostPackageEntry()}').then((m) => { try { m.createShellRuntime({ roots: ['/tmp'], memoryLimit: 1 << 30 }); console.log('started') } catch (e) { console.log(e.message) } })`
     const prefix: string[] = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : []
     const command = [...prefix, process.execPath, '--input-type=module', '-e', script]
     const [file, ...args] = command as [string, ...string[]]

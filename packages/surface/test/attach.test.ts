@@ -5,7 +5,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { IPty } from 'node-pty'
 import { afterEach, describe, expect, it } from 'vitest'
-import { handsArgv } from './helpers/cli.ts'
+import { handsArgv, installedHands } from './helpers/cli.ts'
 import { connectStdio, REPO, structured } from './helpers/mcp.ts'
 
 const ATTACK = join(import.meta.dirname, 'fixtures', 'attach-attack.py')
@@ -241,6 +241,8 @@ describe('hands attach', () => {
     'refuses, as an unprivileged user, a command of a server that itself runs with no_new_privs, even with its environment cleared',
     async () => {
       const NOBODY = 65534
+      const hands = installedHands()
+      cleanups.push(hands.remove)
       const owned = () => {
         const r = tempRoot()
         cleanups.push(r.remove)
@@ -254,7 +256,7 @@ describe('hands attach', () => {
       const as = async (prefix: string[], args: string[]) => {
         const transport = new StdioClientTransport({
           command: 'setpriv',
-          args: [...prefix, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', ...handsArgv(['serve', ...args])],
+          args: [...prefix, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', ...hands.argv(['serve', ...args])],
           cwd: REPO,
           env: { ...(process.env as Record<string, string>), HOME: attachParent },
           stderr: 'pipe',
@@ -271,10 +273,14 @@ describe('hands attach', () => {
       const socket = socketOf() as string
       const attacker = await as(['--no-new-privs'], ['--root', attackerRoot, '--no-attach'])
       const pwned = join(victimRoot, 'pwned')
+      // The attack runs from a copy in the attacker's root: nobody may not read the checkout.
+      const attack = join(attackerRoot, 'attach-attack.py')
+      copyFileSync(ATTACK, attack)
+      chmodSync(attack, 0o644)
       const run = structured<{ commands: Array<{ stdout: string; stderr: string }> }>(
         await attacker.callTool({
           name: 'shell_run',
-          arguments: { commands: [`env -i /usr/bin/python3 ${ATTACK} ${join(dir, socket)} victim 'touch ${pwned}'`] },
+          arguments: { commands: [`env -i /usr/bin/python3 ${attack} ${join(dir, socket)} victim 'touch ${pwned}'`] },
         }),
       )
       // The victim's attach directory is its own choice, so the attacker's server does not hide it:
