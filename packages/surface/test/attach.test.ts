@@ -157,9 +157,10 @@ describe('hands attach', () => {
       copyFileSync(ATTACK, join(dir, 'attach-attack.py'))
       return `python3 ${join(dir, 'attach-attack.py')} ${socket} victim 'touch ${pwned}'`
     }
-    // Another server on the same machine (the normal case of two agents), confined and not.
+    // Another server on the same machine (the normal case of two agents), confined and not; one
+    // whose host allows the attach socket by path, so its commands reach the server's own check.
     const others = await Promise.all(
-      [[], ['--confine', 'off'], ['--confine', 'bwrap']].map(async (extra) => {
+      [[], ['--confine', 'off'], ['--confine', 'bwrap'], ['--allow-socket', dir]].map(async (extra) => {
         const r = tempRoot()
         cleanups.push(r.remove)
         const other = await connectStdio(['--root', r.dir, '--no-attach', ...extra])
@@ -167,12 +168,20 @@ describe('hands attach', () => {
         return { c: other.client, dir: r.dir }
       }),
     )
-    const [other, unconfined, sandboxed] = others as [(typeof others)[number], (typeof others)[number], (typeof others)[number]]
+    const [other, unconfined, sandboxed, allowed] = others as Array<(typeof others)[number]> as [
+      (typeof others)[number],
+      (typeof others)[number],
+      (typeof others)[number],
+      (typeof others)[number],
+    ]
+    /** Who cannot even connect: a confined command, whose relay refuses a socket outside its roots (or bubblewrap's private /tmp hides). */
+    const guarded = new Set(['this server', 'another server', 'another server, under bubblewrap'])
     for (const [who, c, at] of [
       ['this server', client, root],
       ['another server', other.c, other.dir],
       ['another, unconfined server', unconfined.c, unconfined.dir],
       ['another server, under bubblewrap', sandboxed.c, sandboxed.dir],
+      ['another server that allows the socket by path', allowed.c, allowed.dir],
     ] as const) {
       const run = structured<{ commands: Array<{ stdout: string; stderr: string }> }>(
         await c.callTool({ name: 'shell_run', arguments: { commands: [attackIn(at)] } }),
@@ -183,9 +192,10 @@ describe('hands attach', () => {
       // The server's own commands cannot even read its key.
       if (who === 'this server') expect(key).toBe(false)
       for (const [what, got] of Object.entries(result)) {
-        // Refused by the server, or (bubblewrap's private /tmp) not even reachable.
-        if (got.type === 'error') {
-          expect(who, `${what}: ${JSON.stringify(got)}`).toBe('another server, under bubblewrap')
+        // A confined command is refused at connect; the others are refused by the server.
+        if (guarded.has(who)) {
+          expect(got, `${who}, ${what}`).toMatchObject({ type: 'error' })
+          expect(got.payload, `${who}, ${what}`).toMatch(/Permission denied|No such file/)
           continue
         }
         expect(got.type, `${who}, ${what}: ${JSON.stringify(got)}`).toBe('E')
@@ -271,7 +281,8 @@ describe('hands attach', () => {
       const socketOf = () => readdirSync(dir).find((f) => f.endsWith('.sock'))
       expect(await eventually(() => socketOf() !== undefined)).toBe(true)
       const socket = socketOf() as string
-      const attacker = await as(['--no-new-privs'], ['--root', attackerRoot, '--no-attach'])
+      // Its host allows the victim's attach socket by path, so the attack reaches the victim's own check of who connected.
+      const attacker = await as(['--no-new-privs'], ['--root', attackerRoot, '--no-attach', '--allow-socket', dir])
       const pwned = join(victimRoot, 'pwned')
       // The attack runs from a copy in the attacker's root: nobody may not read the checkout.
       const attack = join(attackerRoot, 'attach-attack.py')
