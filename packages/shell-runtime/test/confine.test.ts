@@ -408,6 +408,10 @@ describe('confinement: choosing a mechanism', () => {
     const { rt } = makeRuntime()
     expect(rt.confinement.kind).toBe(mechanisms[0] ?? 'off')
     expect(rt.confinement.summary).toMatch(/^commands are confined by|^commands run UNCONFINED/)
+    // How process trees are held is said too, as the keeper holds them.
+    expect(rt.confinement.summary).toMatch(rt.treeKind === 'cgroup' ? /^process trees: each job runs in a cgroup of its own/m : /^process trees: found by an environment marker/m)
+    const marked = makeRuntime({ tree: 'marker' }).rt
+    expect(marked.confinement.summary).toMatch(/^process trees: found by an environment marker and the helper that reaps them \(no cgroup holds them\)/m)
   })
 
   it('without Landlock, auto falls back to bubblewrap; without both, it refuses to run commands and says what is missing and the fix', async () => {

@@ -29,7 +29,7 @@ export function isProcessBoundHeld(): boolean {
  */
 export function treeSummary(kind: 'cgroup' | 'marker', hasProcessLimit: boolean): string {
   if (kind === 'cgroup') return 'process trees: each job runs in a cgroup of its own and is stopped whole'
-  const marker = 'process trees: found by an environment marker and the helper that reaps them (no writable cgroup v2 here)'
+  const marker = 'process trees: found by an environment marker and the helper that reaps them (no cgroup holds them)'
   if (hasProcessLimit) return marker
   if (isProcessBoundHeld())
     return `${marker}; each job may start at most ${JOB_PROCESS_BOUND} processes and threads beyond those running, so a fork bomb stops there`
