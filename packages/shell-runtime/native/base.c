@@ -139,3 +139,38 @@ void proc_path(char *buf, long pid, const char *leaf) {
   while (*leaf) buf[at++] = *leaf++;
   buf[at] = 0;
 }
+
+/* Whether reads go through /proc/PID/mem: a container's seccomp profile may refuse process_vm_readv
+ * (docker's before 23.0 answers EPERM without CAP_SYS_PTRACE), while opening and reading
+ * /proc/PID/mem takes the same permission and no call a profile refuses. -1 until known. */
+static int is_mem_file = -1;
+
+long read_remote(long pid, u64 addr, void *buf, size_t n) {
+  if (is_mem_file != 1) {
+    struct {
+      void *base;
+      size_t len;
+    } local = {buf, n}, remote = {(void *)addr, n};
+    long r = sys6(__NR_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
+    if (r >= 0) is_mem_file = 0;
+    if (r >= 0 || is_mem_file == 0 || (r != -1 && r != -38)) return r;
+    /* Refused: by a profile when it is refused for this process's own memory too. */
+    char byte = 0;
+    struct {
+      void *base;
+      size_t len;
+    } l2 = {&byte, 1}, r2 = {&byte, 1};
+    if (sys6(__NR_process_vm_readv, sys(__NR_getpid, 0, 0, 0), (long)&l2, 1, (long)&r2, 1, 0) >= 0) {
+      is_mem_file = 0;
+      return r;
+    }
+    is_mem_file = 1;
+  }
+  char path[64];
+  proc_path(path, pid, "mem");
+  long fd = sys(__NR_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fd;
+  long got = sys6(__NR_pread64, fd, (long)buf, (long)n, (long)addr, 0, 0);
+  sys(__NR_close, fd, 0, 0);
+  return got;
+}

@@ -208,11 +208,7 @@ static long read_string(long pid, u64 addr, char *out, size_t room) {
     size_t chunk = 4096 - ((addr + got) & 4095);
     if (got == 0 && chunk > 256) chunk = 256;
     if (chunk > room - 1 - got) chunk = room - 1 - got;
-    struct {
-      void *base;
-      size_t len;
-    } local = {out + got, chunk}, remote = {(void *)(addr + got), chunk};
-    long r = sys6(__NR_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
+    long r = read_remote(pid, addr + got, out + got, chunk);
     if (r <= 0) return -1;
     for (long i = 0; i < r; i++)
       if (out[got + (size_t)i] == 0) return (long)(got + (size_t)i);
@@ -415,11 +411,7 @@ static void record_locked(long pid, __u32 arch, int nr, const u64 *args) {
   if (call->flags == -2) {
     /* openat2: the flags are the first field of its struct open_how. */
     u64 flags = 0;
-    struct {
-      void *base;
-      size_t len;
-    } local = {&flags, sizeof flags}, remote = {(void *)args[2], sizeof flags};
-    if (sys6(__NR_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0) != (long)sizeof flags) {
+    if (read_remote(pid, args[2], &flags, sizeof flags) != (long)sizeof flags) {
       n_unreadable++;
       return;
     }

@@ -139,8 +139,7 @@ static long thread_pidfd(long tid) {
 
 
 static long read_mem(long tid, u64 addr, void *buf, size_t n) {
-  struct io_vec local = {buf, n}, remote = {(void *)addr, n};
-  long r = sys6(__NR_process_vm_readv, tid, (long)&local, 1, (long)&remote, 1, 0);
+  long r = read_remote(tid, addr, buf, n);
   return r < 0 ? r : r == (long)n ? 0 : -14 /* EFAULT */;
 }
 
@@ -150,8 +149,7 @@ static long read_path(long tid, u64 addr, char *out) {
   while (got < PATH_BYTES - 1) {
     size_t chunk = 4096 - ((addr + got) & 4095);
     if (chunk > PATH_BYTES - 1 - got) chunk = PATH_BYTES - 1 - got;
-    struct io_vec local = {out + got, chunk}, remote = {(void *)(addr + got), chunk};
-    long r = sys6(__NR_process_vm_readv, tid, (long)&local, 1, (long)&remote, 1, 0);
+    long r = read_remote(tid, addr + got, out + got, chunk);
     if (r <= 0) return r < 0 ? r : -14;
     for (long i = 0; i < r; i++)
       if (out[got + (size_t)i] == 0) return (long)(got + (size_t)i);
@@ -695,15 +693,21 @@ static void guard_connect(int listener, const struct seccomp_notif *req, u64 soc
   struct connect_task t;
   memset(&t, 0, sizeof t);
   t.listener = listener, t.id = req->id, t.sock = -1, t.target = -1;
-  long r = caller_fd(tid, (long)(int)sock_arg);
-  if (r < 0) {
-    respond(listener, req->id, r == -EPERM_NR ? -EACCES_NR : r);
-    return;
-  }
-  t.sock = (int)r;
+  long r;
   int domain = 0;
-  unsigned dlen = sizeof domain;
-  sys6(__NR_getsockopt, t.sock, SOL_SOCKET_NR, SO_DOMAIN_NR, (long)&domain, (long)&dlen, 0);
+  if (guard.is_no_getfd) {
+    /* No copy of the job's socket can be had: its address decides, and the kernel connects. */
+    domain = AF_UNIX_NR;
+  } else {
+    r = caller_fd(tid, (long)(int)sock_arg);
+    if (r < 0) {
+      respond(listener, req->id, r == -EPERM_NR ? -EACCES_NR : r);
+      return;
+    }
+    t.sock = (int)r;
+    unsigned dlen = sizeof domain;
+    sys6(__NR_getsockopt, t.sock, SOL_SOCKET_NR, SO_DOMAIN_NR, (long)&domain, (long)&dlen, 0);
+  }
   t.len = (unsigned)len_arg > sizeof t.addr ? sizeof t.addr : (unsigned)len_arg;
   if ((long)(int)len_arg < 0) t.len = 0;
   r = t.len == 0 ? 0 : read_mem(tid, addr_arg, t.addr, t.len);
@@ -730,6 +734,20 @@ static void guard_connect(int listener, const struct seccomp_notif *req, u64 soc
       if (r == 0) t.target = obj;
       else if (obj >= 0) sys(__NR_close, obj, 0, 0);
     }
+  }
+  if (guard.is_no_getfd) {
+    /* Checked, then made by the kernel from the job's memory (a thread of the job could change it
+     * meanwhile: the summary says so). */
+    if (t.target >= 0) sys(__NR_close, t.target, 0, 0);
+    if (r == 0) {
+      struct seccomp_notif_resp go;
+      memset(&go, 0, sizeof go);
+      go.id = req->id, go.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+      sys(__NR_ioctl, listener, SECCOMP_IOCTL_NOTIF_SEND, &go);
+    } else {
+      respond(listener, req->id, r);
+    }
+    return;
   }
   if (r == 0 && guard.is_root) {
     /* A connection carries the connector's uid and gid (SO_PEERCRED): the caller's, never the relay's. */
@@ -1031,7 +1049,28 @@ static void guard_metadata(int listener, const struct seccomp_notif *req) {
     }
   }
   int target = -1, dir = -1;
-  if (r == 0 && m.is_fd) {
+  if (r == 0 && m.is_fd && guard.is_no_getfd) {
+    /* No copy of the descriptor: its file, opened again through /proc/TID/fd/N, checked by where it is and changed. */
+    char fd_path[64], leaf[24] = "fd/";
+    int at = 3, i = 0;
+    char d[12];
+    long v = m.dirfd < 0 ? 0 : m.dirfd;
+    do d[i++] = (char)('0' + v % 10), v /= 10;
+    while (v > 0);
+    while (i > 0) leaf[at++] = d[--i];
+    leaf[at] = 0;
+    proc_path(fd_path, tid, leaf);
+    long fd = m.dirfd < 0 ? -EBADF_NR : sys(__NR_openat, AT_FDCWD, fd_path, O_PATH | O_CLOEXEC);
+    if (fd < 0) r = fd == -ENOENT_NR ? -EBADF_NR : fd;
+    else {
+      target = (int)fd;
+      m.is_fd = 0;
+      if (!fd_allowed(target, name)) {
+        r = -EACCES_NR;
+        event("metadata", name);
+      }
+    }
+  } else if (r == 0 && m.is_fd) {
     long fd = caller_fd(tid, m.dirfd);
     if (fd < 0) r = fd == -EPERM_NR ? -EACCES_NR : fd;
     else {

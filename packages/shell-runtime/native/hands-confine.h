@@ -95,6 +95,9 @@ __attribute__((noreturn)) void die(const char *what, const char *path, long ret)
 
 /* Read at most `size` bytes of the file at `path`; the count, or -errno. */
 long read_file(const char *path, char *buf, size_t size);
+/* Read `n` bytes at `addr` in process `pid` (process_vm_readv, else /proc/PID/mem where a seccomp
+ * profile refuses that call); the count read, or -errno. */
+long read_remote(long pid, u64 addr, void *buf, size_t n);
 /* "/proc/<pid>/<leaf>" into buf (at least 64 bytes). */
 void proc_path(char *buf, long pid, const char *leaf);
 
@@ -232,6 +235,9 @@ struct guard_set {
 };
 struct guard {
   int is_sockets, is_metadata, is_root, has_tty;
+  /* pidfd_getfd is refused here (a container's profile): connects are checked and let go on, and
+   * a descriptor's file is opened again through /proc/TID/fd/N. */
+  int is_no_getfd;
   /* Where socket files may be connected to; where metadata may be changed. */
   struct guard_set sockets, writable;
   /* The job's own terminal (a background shell's), whose mode it may change too. */

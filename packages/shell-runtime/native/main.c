@@ -254,7 +254,7 @@ static void bound_processes(long beyond) {
 __attribute__((noreturn)) static void usage(const char *why) {
   put("hands-confine: "), put(why);
   put("\nusage: hands-confine [--probe] [--peer] [--tcp-peer SERVER CLIENT] [--oom-score-adj N] [--cgroup FILE] [--status-fd N] [--keep-fd N]... [--seccomp] "
-      "[--effects FILE] [--no-supervisor] [--guard-sockets [--socket-dir PATH]...] [--guard-metadata] [--events FILE] [--nproc-beyond N] [--drop-caps] [--seccomp-basic [--netns-families]] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
+      "[--effects FILE] [--no-supervisor] [--guard-sockets [--socket-dir PATH]...] [--guard-metadata] [--guard-no-getfd] [--events FILE] [--nproc-beyond N] [--drop-caps] [--seccomp-basic [--netns-families]] [--scope-only] [--landlock [--abi-max N] [--write DIR]... [--rw PATH]... [--read PATH]... [--list DIR]... [--hide PATH]... [--no-network] "
       "[--scope] [--own-tty] [--ruleset-from STAMP]] [--expect-cwd DEV:INO] [--argv0 NAME] -- PROGRAM [ARGS...]\n"
       "       hands-confine --keep STAMP POLICY...\n"
       "       hands-confine --spawner FD\n"
@@ -332,6 +332,20 @@ static void probe(void) {
     if (s == 0) put("seccomp refusing "), put_errno(-r), put("\n");
     else put("seccomp none "), put_errno(-s), put("\n");
   }
+  /* What the relay's guard takes from a job: its descriptors, its memory (a profile may refuse either). */
+  long self_fd = sys(__NR_pidfd_open, sys(__NR_getpid, 0, 0, 0), 0, 0);
+  long taken = self_fd < 0 ? self_fd : sys(__NR_pidfd_getfd, self_fd, self_fd, 0);
+  if (taken >= 0) put("takefd ok\n"), sys(__NR_close, taken, 0, 0);
+  else put("takefd "), put_errno(-taken), put("\n");
+  if (self_fd >= 0) sys(__NR_close, self_fd, 0, 0);
+  char byte = 0;
+  struct {
+    void *base;
+    size_t len;
+  } local = {&byte, 1}, remote = {&byte, 1};
+  long read = sys6(__NR_process_vm_readv, sys(__NR_getpid, 0, 0, 0), (long)&local, 1, (long)&remote, 1, 0);
+  if (read >= 0) put("readmem ok\n");
+  else put("readmem "), put_errno(-read), put(" (read through /proc/PID/mem instead)\n");
   put("filtered "), put_num(filtered), put("\n");
   struct {
     char sysname[65], nodename[65], release[65], version[65], machine[65], domainname[65];
@@ -412,6 +426,7 @@ __attribute__((used, noreturn)) void start(long *sp) {
     else if (eq(a, "--own-tty")) is_own_tty = 1;
     else if (eq(a, "--guard-sockets")) guard.is_sockets = 1;
     else if (eq(a, "--guard-metadata")) guard.is_metadata = 1;
+    else if (eq(a, "--guard-no-getfd")) guard.is_no_getfd = 1;
     else if (eq(a, "--no-network")) policy.is_no_network = 1, hash_arg(a);
     else if (eq(a, "--scope")) policy.is_scope = 1, hash_arg(a);
     else if (!is_valued) usage("unknown option");

@@ -409,7 +409,9 @@ describe('confinement: choosing a mechanism', () => {
     expect(rt.confinement.kind).toBe(mechanisms[0] ?? 'off')
     expect(rt.confinement.summary).toMatch(/^commands are confined by|^commands run UNCONFINED/)
     // How process trees are held is said too, as the keeper holds them.
-    expect(rt.confinement.summary).toMatch(rt.treeKind === 'cgroup' ? /^process trees: each job runs in a cgroup of its own/m : /^process trees: found by an environment marker/m)
+    expect(rt.confinement.summary).toMatch(
+      rt.treeKind === 'cgroup' ? /^process trees: each job runs in a cgroup of its own/m : /^process trees: found by an environment marker/m,
+    )
     const marked = makeRuntime({ tree: 'marker' }).rt
     expect(marked.confinement.summary).toMatch(/^process trees: found by an environment marker and the helper that reaps them \(no cgroup holds them\)/m)
   })

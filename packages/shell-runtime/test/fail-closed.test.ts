@@ -6,6 +6,8 @@
  * package on plain node) started under test/fixtures/with-profile.c.
  */
 import { spawnSync } from 'node:child_process'
+import { lstatSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { MECHANISMS, tempDir } from './helpers.ts'
@@ -114,6 +116,48 @@ describe('fail closed under a container seccomp profile', () => {
       expect(c?.exit).toBe(0)
       expect(c?.changes.is_complete).toBe(false)
       expect(c?.changes.note).toMatch(/^Not observed: the kernel gives no seccomp supervisor here/)
+    },
+  )
+
+  it.skipIf(!MECHANISMS.includes('landlock'))(
+    "with pidfd_getfd and process_vm_readv refused (docker's profile without CAP_SYS_PTRACE), sockets and metadata are still guarded, changes still named, and the race is declared",
+    async () => {
+      const out = tempDir('fail-closed-out')
+      writeFileSync(join(out, 'f'), 'outside\n')
+      let hostConnections = 0
+      const server = createServer((c) => {
+        hostConnections++
+        c.on('error', () => undefined)
+        c.end()
+      })
+      await new Promise<void>((r) => server.listen(join(out, 'host.sock'), r))
+      try {
+        const py = (code: string) => `python3 -c ${JSON.stringify(code)}`
+        const o = host({ ptraceCalls: 'EPERM' }, {}, [
+          py(
+            'import socket, threading; s = socket.socket(socket.AF_UNIX); s.bind("own.sock"); s.listen(1); threading.Thread(target=lambda: s.accept()[0].send(b"ok"), daemon=True).start(); c = socket.socket(socket.AF_UNIX); c.connect("own.sock"); print(c.recv(2).decode())',
+          ),
+          py(`import socket; socket.socket(socket.AF_UNIX).connect(${JSON.stringify(join(out, 'host.sock'))})`),
+          `chmod 600 ${join(out, 'f')}`,
+          py(`import os; fd = os.open(${JSON.stringify(join(out, 'f'))}, os.O_RDONLY); os.fchmod(fd, 0o600)`),
+          'touch made && chmod 600 made && touch -d 2001-01-01 made',
+        ])
+        expect(o.kind).toBe('landlock')
+        expect(o.summary).toMatch(
+          /^gap: a command that races its own threads against the check of a connect can reach a socket the check refused: .*pidfd_getfd is refused here \(EPERM: a seccomp profile/m,
+        )
+        const [own, hostSocket, chmodOut, fchmodOut, inside] = o.result?.commands ?? []
+        expect(own?.stdout, own?.stderr).toBe('ok\n')
+        expect(hostSocket?.stderr).toContain('Permission denied')
+        expect(hostSocket?.note).toContain(`The sandbox refused a connection to the socket \`${join(out, 'host.sock')}\``)
+        for (const c of [chmodOut, fchmodOut]) expect(c?.stderr, c?.command).toContain('Permission denied')
+        expect(inside?.exit, inside?.stderr).toBe(0)
+        expect(inside?.changes.is_complete).toBe(true)
+        expect(hostConnections).toBe(0)
+        expect(lstatSync(join(out, 'f')).mode & 0o777).toBe(0o644)
+      } finally {
+        server.close()
+      }
     },
   )
 

@@ -74,6 +74,14 @@ describe('the probe of a host', () => {
     expect(busy).toMatchObject({ seccomp: 'refusing', seccompError: 'another seccomp supervisor holds this process' })
   })
 
+  it("says when the relay cannot copy a job's descriptors (docker's profile without CAP_SYS_PTRACE), and the fix", () => {
+    expect(probe(['landlock 7', 'seccomp supervised', 'takefd ok', 'filtered 0']).takeFdsError).toBeNull()
+    const p = probe(['landlock 7', 'seccomp supervised', 'takefd errno 1 Operation not permitted', 'filtered 2', 'kernel 6.18.44'])
+    expect(p.takeFdsError).toMatch(
+      /^pidfd_getfd is refused here \(EPERM: a seccomp profile on this process, as docker's default answers it without CAP_SYS_PTRACE\); to fix: allow pidfd_getfd/,
+    )
+  })
+
   it('says the probe failed when its output cannot be read', () => {
     const p = parseProbe('', 'exit 125')
     expect(p.abi).toBe(0)

@@ -27,6 +27,8 @@ export interface ProfileOptions {
   seccomp?: ProfileErrno
   /** Only a filter with a listener (a seccomp supervisor) fails, with this; EBUSY is the kernel's answer when another supervisor holds the process. */
   userNotif?: ProfileErrno
+  /** `pidfd_getfd` and `process_vm_readv` fail with this, as docker's default profile answers them without CAP_SYS_PTRACE. */
+  ptraceCalls?: ProfileErrno
 }
 
 let built: string | undefined
@@ -59,6 +61,7 @@ export function withProfile(options: ProfileOptions = {}): string[] {
   if (options.landlock !== undefined) argv.push('--landlock', options.landlock)
   if (options.seccomp !== undefined) argv.push('--seccomp', options.seccomp)
   if (options.userNotif !== undefined) argv.push('--user-notif', options.userNotif)
+  if (options.ptraceCalls !== undefined) argv.push('--ptrace-calls', options.ptraceCalls)
   argv.push('--')
   return argv
 }

@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
-import { isUnder, JOB_CAPABILITIES, hiddenCounts, hiddenPaths, socketGuard, type ConfinePolicy } from './policy.ts'
+import { isUnder, JOB_CAPABILITIES, hiddenCounts, hiddenPaths, raceGap, socketGuard, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'
 
 /**
@@ -50,6 +50,8 @@ export function bwrapConfiner(input: {
   /** The Landlock ABI (0 for none): from 6 on, the job's signals and abstract UNIX sockets are scoped inside the sandbox too. */
   abi: number
   seccomp: SeccompSupport
+  /** Why the relay cannot copy a job's descriptors (see Probe.takeFdsError), or null. */
+  takeFdsError: string | null
 }): Confiner {
   const { bwrap, helper, policy, spoolDir } = input
   // The inner stage: the capability cut, and (bubblewrap's namespaces aside) io_uring, the
@@ -60,7 +62,7 @@ export function bwrapConfiner(input: {
   const isRoot = process.getuid?.() === 0
   // Sockets are guarded by the outer stage's relay, which resolves each path in the job's own view.
   const isGuarded = input.seccomp === 'supervised'
-  const guard = isGuarded ? socketGuard(policy) : []
+  const guard = isGuarded ? [...socketGuard(policy), ...(input.takeFdsError === null ? [] : ['--guard-no-getfd'])] : []
   const tmpInside = policy.writable.some((w) => w !== policy.tmpDir && isUnder(w, '/tmp')) ? policy.tmpDir : '/tmp'
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
   const summary = [
@@ -73,7 +75,7 @@ export function bwrapConfiner(input: {
       : `gap: a command can connect to any UNIX socket outside /tmp it can name (docker.sock, D-Bus) (no seccomp supervisor)`,
     `network: ${policy.isNetwork ? 'on' : 'cut (a private network namespace with loopback only; no vsock or other socket a namespace does not hold)'}`,
     'cost: about 10 ms of CPU per command',
-    ...input.gaps.map((g) => `gap: ${g}`),
+    ...[...input.gaps, ...(isGuarded && input.takeFdsError !== null ? [raceGap(input.takeFdsError)] : [])].map((g) => `gap: ${g}`),
   ]
   return {
     kind: 'bwrap',

@@ -160,6 +160,7 @@ function pick(input: {
       abi,
       seccomp: found.seccomp,
       seccompError: found.seccompError,
+      takeFdsError: found.takeFdsError,
       policy,
       cgroupMount: input.cgroupMount,
       spoolDir,
@@ -168,7 +169,17 @@ function pick(input: {
     spawnerFile,
   })
   const bwrap = (why: string | null): Confiner => ({
-    ...bwrapConfiner({ bwrap: found.bwrap as string, helper: helper as string, policy, spoolDir: spoolDir ?? '', why, gaps, abi, seccomp: found.seccomp }),
+    ...bwrapConfiner({
+      bwrap: found.bwrap as string,
+      helper: helper as string,
+      policy,
+      spoolDir: spoolDir ?? '',
+      why,
+      gaps,
+      abi,
+      seccomp: found.seccomp,
+      takeFdsError: found.takeFdsError,
+    }),
     spawnerFile,
   })
   const landlockShort = (): string =>

@@ -29,7 +29,7 @@ export function describeHost(env: Record<string, string | undefined> = process.e
       [
         'seccomp',
         found.seccomp === 'supervised'
-          ? "supervised: each job's relay answers its calls that name other processes, its connects and its metadata changes"
+          ? `supervised: each job's relay answers its calls that name other processes, its connects and its metadata changes${found.takeFdsError === null ? '' : `; but ${found.takeFdsError}`}`
           : `${found.seccomp}: ${found.seccompError}${fix(found.seccompFix)}`,
       ],
       ['bubblewrap', found.bwrap === null ? `unavailable: ${found.bwrapError}` : `${found.bwrap} works`],

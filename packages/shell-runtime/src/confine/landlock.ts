@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { spawnCwd } from '../cwd/hold-cwd.ts'
 import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
-import { isUnder, OPEN_DEVICES, READ_DEVICES, hiddenCounts, hiddenPaths, socketGuard, type ConfinePolicy } from './policy.ts'
+import { isUnder, OPEN_DEVICES, READ_DEVICES, hiddenCounts, hiddenPaths, raceGap, socketGuard, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'
 
 /** The helper's Landlock arguments for a policy; the same for every job of a session. */
@@ -58,6 +58,8 @@ export function landlockConfiner(input: {
   abi: number
   seccomp: SeccompSupport
   seccompError: string | null
+  /** Why the relay cannot copy a job's descriptors (see Probe.takeFdsError), or null. */
+  takeFdsError: string | null
   policy: ConfinePolicy
   cgroupMount: string | null
   spoolDir: string | null
@@ -71,7 +73,8 @@ export function landlockConfiner(input: {
   const isSupervised = input.seccomp === 'supervised'
   const filter = input.seccomp === 'none' ? [] : isSupervised ? ['--seccomp'] : ['--seccomp', '--no-supervisor']
   // What Landlock leaves open below ABI 9, the relay guards: sockets by where they are, metadata outside the writable paths.
-  const guard = isSupervised ? ['--guard-metadata', ...socketGuard(policy)] : []
+  const guard = isSupervised ? ['--guard-metadata', ...socketGuard(policy), ...(input.takeFdsError === null ? [] : ['--guard-no-getfd'])] : []
+  if (isSupervised && input.takeFdsError !== null) gaps.push(raceGap(input.takeFdsError))
   const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
   const summary = [
     `commands are confined by Landlock (ABI ${abi})`,

@@ -198,3 +198,8 @@ export function hiddenCounts(policy: ConfinePolicy): string {
 export function socketGuard(policy: ConfinePolicy): string[] {
   return ['--guard-sockets', ...policy.socketPlaces.flatMap((p) => ['--socket-dir', p])]
 }
+
+/** The gap where the relay cannot copy a job's descriptors: it checks each connect and the kernel makes it. */
+export function raceGap(why: string): string {
+  return `a command that races its own threads against the check of a connect can reach a socket the check refused: the relay checks each connect and lets the kernel make it, since ${why}`
+}

@@ -32,6 +32,12 @@ export interface Probe {
   seccompError: string | null
   /** What the host's operator can do to get the seccomp supervisor, or null. */
   seccompFix: string | null
+  /**
+   * Why the relay cannot take a copy of a job's descriptor (`pidfd_getfd` refused: docker's default
+   * profile without CAP_SYS_PTRACE), with the fix; null when it can. Its guard then checks connects
+   * and lets the kernel make them, which a job racing its own threads could turn.
+   */
+  takeFdsError: string | null
   /** The bubblewrap binary when it works here, or null. */
   bwrap: string | null
   bwrapError: string | null
@@ -222,6 +228,7 @@ function unavailable(env: Record<string, string | undefined>): Set<string> {
 }
 
 interface HelperProbe {
+  takeFdsError: string | null
   abi: number
   error: string | null
   fix: string | null
@@ -258,7 +265,12 @@ export function parseProbe(stdout: string, failed: string | null): HelperProbe {
     const { why, fix } = seccompWhy(support, Number(s[2] ?? ENOSYS), host)
     seccomp = { seccomp: support, seccompError: why, seccompFix: fix }
   }
-  return { ...landlock, ...seccomp, host }
+  const take = /^takefd (?:ok|errno (\d+))/m.exec(stdout)
+  const takeFdsError =
+    take === null || take[1] === undefined
+      ? null
+      : `pidfd_getfd is refused here (${errnoText(Number(take[1]))}${host.filtered === 2 ? ": a seccomp profile on this process, as docker's default answers it without CAP_SYS_PTRACE" : ''}); to fix: allow pidfd_getfd in the engine's seccomp profile, or give the container CAP_SYS_PTRACE (${CONTAINERS_DOC})`
+  return { ...landlock, ...seccomp, host, takeFdsError }
 }
 
 /** Ask the helper which Landlock ABI and seccomp filter the kernel offers (one 1–2 ms spawn, once per process). */
@@ -313,6 +325,7 @@ export function probe(input: { env: Record<string, string | undefined>; bash: st
     bwrap: null,
     bwrapError: null,
     host: { filtered: -1, kernel: null, lsm: null },
+    takeFdsError: null,
   }
   const helper = packagedHelper()
   const buildFix = `build the helper: \`${buildCommand()}\` (it needs a C compiler)`
@@ -325,6 +338,7 @@ export function probe(input: { env: Record<string, string | undefined>; bash: st
   }
   const found = out.helper === null ? null : probeHelper(out.helper)
   if (found !== null) out.host = found.host
+  if (found !== null) out.takeFdsError = found.takeFdsError
 
   if (found === null) {
     out.seccompError = out.helperError
