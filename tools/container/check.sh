@@ -2,13 +2,15 @@
 # Build the hands image (Containerfile) and check, in a real container engine, how hands confines
 # commands there: under the engine's default seccomp profile, hardened (no capabilities,
 # no-new-privileges, read-only root), over stdio and HTTP, and under profiles that take Landlock
-# or seccomp away (where hands must refuse to run commands: sandbox_unavailable); `hands doctor`
-# in the image; the zombies left with tini as PID 1. docs/containers.md ("The check script") says
+# or seccomp away (where hands must refuse to run commands: sandbox_unavailable); UNIX sockets and
+# a command racing its own threads against the guard; `hands doctor` in the image; the zombies left
+# with tini as PID 1. docs/containers.md ("The check script") says
 # what it shows. Slow (minutes, a cold build most of it), so it is not part of `pnpm test`.
 #
 #   tools/container/check.sh            run from anywhere in the repo, after `pnpm install`
 #
-# Needs: podman (rootful here), node and curl; debootstrap unless BASE_IMAGE is given.
+# Needs: podman (rootful here), node and curl; debootstrap unless BASE_IMAGE is given; cc with a
+# static libc for the racing threads (race.c; those cases are skipped without it).
 # Environment:
 #   BASE_IMAGE      a Debian bookworm image with Node 20 and npm under /usr/local to build on (e.g.
 #                   node:20-bookworm-slim, from a registry). Unset: one is made from a debootstrap
@@ -24,13 +26,15 @@
 #   PROFILE_SOURCE  the engine's default seccomp profile the refusing ones are derived from
 #                   (default /usr/share/containers/seccomp.json, podman's)
 #   DOCKER_PROFILE  docker's default seccomp profile (moby/profiles seccomp/default.json), to run
-#                   shell_run and the socket cases under it too, through podman (optional)
+#                   shell_run, the socket cases, the racing threads and hands doctor under it too,
+#                   and under it with the calls docs/containers.md adds, through podman (optional)
 #
 # Exit: 0 when every case behaved as expected: commands confined, or refused (sandbox_unavailable,
 # nothing ran) under the profiles that refuse Landlock, or unconfined only where --confine off
 # asked for it; `hands doctor` exiting 0, 1 and 2 where it should; no zombie with tini as PID 1.
-# 1 when a command ran unconfined without --confine off. 2 when the image could not be built or
-# run, or another case did not behave as expected.
+# 1 when a command ran unconfined without --confine off, or got past the guard (a socket outside
+# the roots reached where no gap is declared, a file's metadata outside them changed). 2 when the
+# image could not be built or run, or another case did not behave as expected.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -286,7 +290,7 @@ fi
 
 # cli_case LABEL WANT_EXIT PATTERN COMMAND [podman run flags...] -- [args...]: `hands COMMAND
 # args` in the image (stdin closed), its output, and whether it exited WANT_EXIT and printed
-# PATTERN (an extended regexp).
+# PATTERN (an extended regexp; !PATTERN: did not print it).
 cli_case() {
   local label=$1 want=$2 pattern=$3 command=$4
   shift 4
@@ -300,11 +304,18 @@ cli_case() {
     </dev/null >"$LOGS/$label.log" 2>&1 || code=$?
   sed 's/^/    /' "$LOGS/$label.log" | cut -c1-400
   echo "  exit $code"
-  if [ "$code" = "$want" ] && grep -Eq "$pattern" "$LOGS/$label.log"; then
-    done_step "exit $code, printed /$pattern/"
+  local printed=yes
+  grep -Eq "${pattern#!}" "$LOGS/$label.log" || printed=no
+  local said="printed /$pattern/"
+  if [[ $pattern == !* ]]; then
+    said="did not print /${pattern#!}/"
+    [ "$printed" = yes ] && printed=no || printed=yes
+  fi
+  if [ "$code" = "$want" ] && [ "$printed" = yes ]; then
+    done_step "exit $code, $said"
   else
     BROKEN=1
-    done_step "exit $code  <- expected exit $want and /$pattern/"
+    done_step "exit $code  <- expected exit $want, $said"
   fi
 }
 
@@ -406,9 +417,10 @@ socket_cases() {
 socket_cases ""
 if [ -n "${DOCKER_PROFILE:-}" ]; then
   # docker's profiles allow pidfd_getfd only with CAP_SYS_PTRACE (and before 23.0 process_vm_readv
-  # too); the guard reads a call's path with process_vm_readv and performs connects and metadata
-  # changes on a copy of the job's descriptor, taken with pidfd_getfd. The profile docs/containers.md
-  # gives adds them, with the Landlock calls and seccomp.
+  # too). Without pidfd_getfd the guard checks each connect and lets the kernel make it (a command
+  # racing its threads against the check can win: hands declares that gap), and changes a
+  # descriptor's file through /proc/TID/fd/N; without process_vm_readv it reads /proc/PID/mem. The
+  # profile docs/containers.md gives adds the calls, with the Landlock calls and seccomp.
   node -e 'const fs = require("node:fs"); const p = JSON.parse(fs.readFileSync(process.argv[1], "utf8"))
 const names = ["landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self", "seccomp", "process_vm_readv", "pidfd_getfd"]
 p.syscalls.push({ names, action: "SCMP_ACT_ALLOW" }); fs.writeFileSync(process.argv[2], JSON.stringify(p, null, 2))' \
@@ -416,8 +428,76 @@ p.syscalls.push({ names, action: "SCMP_ACT_ALLOW" }); fs.writeFileSync(process.a
   socket_cases "docker's profile: " --security-opt "seccomp=$DOCKER_PROFILE"
   socket_cases "docker's profile + docs' line: " --security-opt "seccomp=$WORK/docker-hands.json"
 fi
+
+# race_case LABEL CONNECTS [podman run flags...]: tools/container/race.c (built static here, mounted
+# into the image) in a confined command: 3000 connects through a path a second thread keeps
+# rewriting between a socket under the root and /run/db/db.sock, then 3000 fchmod and futimens on
+# a descriptor a second thread keeps swapping between a file in the root and ~/.profile.
+# CONNECTS: sealed (no connect may reach /run/db/db.sock: the guard connects a copy of the
+# descriptor to what it checked) or declared (the summary names the race, and how many connects
+# won it is counted, not judged). ~/.profile must stay unchanged in every case.
+RACE=
+if command -v cc >/dev/null && cc -O2 -static -pthread -o "$WORK/race" "$HERE/race.c" >"$LOGS/race-build.log" 2>&1; then
+  RACE=$WORK/race
+fi
+race_case() {
+  local label=$1 connects=$2
+  shift 2
+  step "$label"
+  if [ -z "$RACE" ]; then
+    done_step "skipped: race.c was not built (cc with a static libc; see $LOGS/race-build.log)"
+    return
+  fi
+  CASES=$((CASES + 1))
+  local log=$LOGS/race.$CASES.json
+  echo "  \$ hands call shell_run '{\"commands\":[\"race connect 3000 2000\",\"race metadata 3000 2000\"]}' --root /workspace"
+  engine run --rm "${RUN_FLAGS[@]}" "$@" -v "$WORK/workspace:/workspace" -v "$WORK/db:/run/db" -v "$RACE:/usr/local/bin/race:ro" \
+    --entrypoint hands "$HANDS_IMAGE" call shell_run '{"commands":["race connect 3000 2000","race metadata 3000 2000"]}' --root /workspace \
+    >"$log" 2>&1 || true
+  local lines
+  lines=$(node -e 'const r = JSON.parse(require("node:fs").readFileSync(0, "utf8"))
+    for (const c of r.commands ?? []) console.log(c.stdout.trim() || `exit ${c.exit}: ${c.stderr.trim()}`)' <"$log" 2>/dev/null || true)
+  printf '%s\n' "${lines:-  no result: $(head -c 300 "$log")}" | sed 's/^/  /'
+  local reached raced result
+  reached=$(printf '%s\n' "$lines" | sed -n 's/^connect: .*outside the roots \([0-9]*\),.*/\1/p')
+  raced=$(printf '%s\n' "$lines" | sed -n 's/^connect: .*EACCES \([0-9]*\),.*/\1/p')
+  if [ -z "$reached" ] || ! printf '%s\n' "$lines" | grep -q '^metadata: '; then
+    BROKEN=1
+    done_step "no result  <- expected both lines"
+    return
+  fi
+  result="$reached of 3000 connects reached /run/db/db.sock"
+  if [ "${raced:-0}" = 0 ] && [ "$reached" = 0 ]; then
+    BROKEN=1
+    result="$result  <- no connect was refused: the second thread never raced"
+  elif [ "$connects" = sealed ] && [ "$reached" != 0 ]; then
+    FAILED=1
+    result="$result  <- the guard let a command past its check"
+  elif [ "$connects" = declared ]; then
+    result="$result (declared)"
+  fi
+  if printf '%s\n' "$lines" | grep -q '^metadata: .*~/.profile unchanged'; then
+    result="$result; ~/.profile unchanged"
+  else
+    FAILED=1
+    result="$result; ~/.profile changed  <- a metadata change outside the roots got through"
+  fi
+  done_step "$result"
+}
+
+race_case "racing threads: default profile" sealed
+if [ -n "${DOCKER_PROFILE:-}" ]; then
+  race_case "racing threads: docker's profile" declared --security-opt "seccomp=$DOCKER_PROFILE"
+  race_case "racing threads: docker's profile + docs' line" sealed --security-opt "seccomp=$WORK/docker-hands.json"
+fi
 kill "$SOCKET_SERVER" 2>/dev/null || true
 SOCKET_SERVER=
+
+if [ -n "${DOCKER_PROFILE:-}" ]; then
+  cli_case "doctor, docker's profile" 0 'gap: a command that races its own threads against the check of a connect.*pidfd_getfd is refused' \
+    doctor --security-opt "seccomp=$DOCKER_PROFILE" -- --root /workspace
+  cli_case "doctor, docker's profile + docs' line" 0 '!pidfd_getfd' doctor --security-opt "seccomp=$WORK/docker-hands.json" -- --root /workspace
+fi
 
 # http_case LABEL ZOMBIES [podman run flags...] -- [arguments after the image]: the server on HTTP,
 # a session of the SDK client (kept 2 s after its call, as a client between calls), a request with
@@ -476,7 +556,7 @@ echo
 echo "== summary ($(awk -v a="$CHECK_START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s; logs in $LOGS)"
 printf '%s\n' "${SUMMARY[@]}"
 if [ "$FAILED" = 1 ]; then
-  echo "check: a command ran unconfined under a profile that refuses what hands confines with, without --confine off"
+  echo "check: a command ran unconfined without --confine off, or got past the guard where no gap is declared (the cases marked <- above)"
 fi
 if [ "$BROKEN" = 1 ]; then
   echo "check: the image did not behave as expected (the cases marked <- above)"
