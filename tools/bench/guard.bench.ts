@@ -1,8 +1,9 @@
 /**
  * `pnpm bench guard`: what the relay's guard of sockets and metadata (native/guard.c) costs, each
  * figure a ratio in one run. The same job runs under the helper with the seccomp supervisor and
- * Landlock as a shell_run line has them, once without the guard and once with it (--guard-sockets,
- * --guard-metadata), and with no helper at all for the floor:
+ * Landlock as a shell_run line has them, without the guard and with it (--guard-sockets,
+ * --guard-metadata), each with the record of changes off and on (a shell_run line's default, where
+ * the metadata calls go to the relay already), and with no helper at all for the floor:
  *   - a command that opens no socket (`true`): the guard is only a longer filter and a few statx;
  *   - 2,000 connects to a UNIX socket in the root, 2,000 blocking and 2,000 non-blocking loopback
  *     TCP connects (timed inside the program, so interpreter start-up is not in the figure);
@@ -34,11 +35,15 @@ function existsShm(): boolean {
 }
 
 const confined = ['--oom-score-adj', '500', '--seccomp', '--landlock', '--write', base, '--rw', '/dev/null']
-const guarded = [...confined, '--guard-metadata', '--guard-sockets', '--socket-dir', base]
+const guard = ['--guard-metadata', '--guard-sockets', '--socket-dir', base]
+const effects = ['--effects', join(base, 'effects')]
 const variants: Array<[string, string[] | null]> = [
   ['no helper', null],
   ['supervisor, no guard', confined],
-  ['supervisor and guard', guarded],
+  ['supervisor and guard', [...confined, ...guard]],
+  // What a shell_run line runs with the account of changes on (the default), before and with the guard.
+  ['changes, no guard', [...confined, ...effects]],
+  ['changes and guard', [...confined, ...effects, ...guard]],
 ]
 
 /** Run `argv` under `prefix` (null: directly); its stdout, or throw. */
@@ -113,7 +118,7 @@ for (const [key, what] of rows) {
   for (const [name] of variants) console.log(`  ${name.padEnd(24)} ${spread(figures.get(`${key}|${name}`) ?? [])} ms`)
   const m = (name: string) => median(figures.get(`${key}|${name}`) ?? [])
   console.log(
-    `  guard / no guard: ${(m('supervisor and guard') / m('supervisor, no guard')).toFixed(2)}x; no guard / no helper: ${(m('supervisor, no guard') / m('no helper')).toFixed(2)}x`,
+    `  guard / no guard: ${(m('supervisor and guard') / m('supervisor, no guard')).toFixed(2)}x, with changes on ${(m('changes and guard') / m('changes, no guard')).toFixed(2)}x; no guard / no helper: ${(m('supervisor, no guard') / m('no helper')).toFixed(2)}x`,
   )
 }
 rmSync(base, { recursive: true, force: true })
