@@ -2,18 +2,21 @@
  * hands-confine --effects FILE: what a job changes on disk, as the relay sees it. The job's seccomp
  * filter sends every call that can change the filesystem (an open that writes or creates, unlink,
  * rename, mkdir, rmdir, symlink, link, truncate, mknod, chmod, chown, utimes, the extended
- * attributes, and their *at and fd forms) to the relay before
- * the kernel runs it. For each path it has not seen yet, the relay records the path (absolute,
- * as the job named it, resolved against the caller's working directory or directory descriptor)
- * and what stood there before (lstat; in a directory the job's own mkdir made, nothing, without
+ * attributes, and their *at and fd forms; bind of a UNIX socket) to the relay before
+ * the kernel runs it. For each path it has not seen yet, the relay records the name the kernel
+ * will use (absolute, resolved against the caller's working directory or directory descriptor, its
+ * directory made real through symlinks and /proc magic links, the caller's /proc/self and /dev/fd
+ * read as its own; for a call that follows a final symlink, the link's target too) and what stood
+ * there before (lstat; in a directory the job's own mkdir made, nothing, without
  * looking: see parent_is_own). The host compares that with what stands there when it reads the
  * record (the job's end, or a shell_logs): created, modified, deleted, renamed.
  *
  * The record (FILE, written only by the relay, in the session's spool, which jobs cannot write):
- * one entry per path first seen, `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <path>\0`
+ * one entry per path first seen, `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <nlink> <path>\0`
  * (type: f d l o; perm: the mode's low 12 bits; exists 0 with zeros when nothing was there), and these lines when they happen:
  *   `! unreadable <n>\0`  calls whose path could not be read (a process that hides its memory)
  *   `! limit <n>\0`       calls past the limit on distinct paths (counted, not named)
+ *   `! toolong <n>\0`     calls whose path, or working directory, is longer than a path can be named
  *   `R <from>\0<to>\0`     each rename the job asked for (the host pairs renames only along these)
  *   `! unobserved\0`      (at the end) the job's filter had no supervisor: nothing was seen
  * Each count line gives the count so far; the last one holds.
@@ -59,9 +62,9 @@ static struct {
 static int n_movers, is_movers_lost;
 static char *arena;
 static size_t arena_used;
-static long n_paths, n_unreadable, n_over;
+static long n_paths, n_unreadable, n_over, n_toolong;
 /* The counts as last written (each line says the count so far). */
-static long written_unreadable, written_over;
+static long written_unreadable, written_over, written_toolong;
 static int is_dirty;
 /* The relay records from its supervising thread and writes from its main one (on a timer, and at
  * its end): each entry point below holds this lock. */
@@ -113,6 +116,7 @@ static void flush_locked(void) {
   if (out_fd < 0) return;
   if (n_unreadable != written_unreadable) append("! unreadable ", 13), append_num((u64)n_unreadable), append("", 1), written_unreadable = n_unreadable;
   if (n_over != written_over) append("! limit ", 8), append_num((u64)n_over), append("", 1), written_over = n_over;
+  if (n_toolong != written_toolong) append("! toolong ", 10), append_num((u64)n_toolong), append("", 1), written_toolong = n_toolong;
   write_out();
   __atomic_store_n(&is_dirty, 0, __ATOMIC_RELAXED);
 }
@@ -214,7 +218,7 @@ static long read_string(long pid, u64 addr, char *out, size_t room) {
       if (out[got + (size_t)i] == 0) return (long)(got + (size_t)i);
     got += (size_t)r;
   }
-  return -1;
+  return -36; /* ENAMETOOLONG: longer than any path the kernel takes */
 }
 
 /*
@@ -262,6 +266,8 @@ static long base_dir(long pid, long dirfd, char *out, size_t room) {
     n = sys6(__NR_readlinkat, dir, (long)leaf, (long)out, (long)room - 1, 0, 0);
   }
   if (n <= 0) return -1;
+  /* A directory whose path fills the buffer: too long to name (the caller counts it). */
+  if (n >= (long)room - 1) return -36 /* ENAMETOOLONG */;
   out[n] = 0;
   return n;
 }
@@ -352,43 +358,122 @@ static int has_dotdot(const char *path) {
   return 0;
 }
 
-/* Record the path at `path_addr` of `pid` (relative to `dirfd`) into `abs`, the first time it is
- * seen with what stands there now; its length, or 0 when it could not be read. `is_mkdir`: the call
- * makes a directory there (which is then the job's own when nothing stood there). */
-static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs, int is_mkdir) {
-  static char rel[PATH_MAX_BYTES], base[PATH_MAX_BYTES];
-  /* No path (an fd form, or utimensat's NULL): the entry the descriptor names. */
-  long rn = path_addr == 0 ? (rel[0] = 0) : read_string(pid, path_addr, rel, sizeof rel);
-  if (rn < 0) {
-    n_unreadable++;
-    return 0;
+/* ---- what a path names: the names the kernel will use -------------------------------------------- */
+
+/* "/proc/<tid>/" + rest into out; the length, or 0 when it does not fit. */
+static size_t proc_rooted(long tid, const char *rest, char *out, size_t room) {
+  char head[64];
+  proc_path(head, tid, "");
+  size_t a = len(head), b = len(rest);
+  if (a + b + 1 > room) return 0;
+  memcpy(out, head, a);
+  memcpy(out + a, rest, b + 1);
+  return a + b;
+}
+
+/* The caller's own names for its process (/proc/self, /proc/thread-self, /dev/fd, /dev/stdin, ...)
+ * as the relay can open them: under /proc/<tid>. Other paths stay as they are; 0 when too long. */
+static size_t own_names(long tid, char *path, size_t n, size_t room) {
+  static char out[PATH_MAX_BYTES];
+  size_t m = 0;
+  if (starts(path, "/proc/self", 10) && (path[10] == '/' || path[10] == 0)) m = proc_rooted(tid, path + (path[10] ? 11 : 10), out, room);
+  else if (starts(path, "/proc/thread-self", 17) && (path[17] == '/' || path[17] == 0)) m = proc_rooted(tid, path + (path[17] ? 18 : 17), out, room);
+  else if (starts(path, "/dev/fd/", 8)) {
+    char rest[PATH_MAX_BYTES];
+    size_t k = n - 8;
+    if (k + 4 > sizeof rest) return 0;
+    memcpy(rest, "fd/", 3), memcpy(rest + 3, path + 8, k + 1);
+    m = proc_rooted(tid, rest, out, room);
+  } else if (eq(path, "/dev/stdin")) m = proc_rooted(tid, "fd/0", out, room);
+  else if (eq(path, "/dev/stdout")) m = proc_rooted(tid, "fd/1", out, room);
+  else if (eq(path, "/dev/stderr")) m = proc_rooted(tid, "fd/2", out, room);
+  else return n;
+  if (m == 0) return 0;
+  memcpy(path, out, m + 1);
+  return m;
+}
+
+/*
+ * The real directories behind the directories jobs name, lately: a name through a symlink, a
+ * /proc magic link or a bind mount is the directory the kernel will use. Found by opening the
+ * directory (O_PATH) and reading back its name; kept per name until the job renames, removes a
+ * directory or makes a symlink (the generation moves on).
+ */
+#define DIRS 64
+static struct {
+  __u32 generation;
+  size_t n, real_n;
+  char name[PATH_MAX_BYTES], real[PATH_MAX_BYTES];
+} dirs[DIRS];
+
+/* The real path of the directory `dir` (n bytes) into real; its length, or 0 when it cannot be opened. */
+static size_t real_dir(const char *dir, size_t n, char *real) {
+  u64 at = hash(dir, n) % DIRS;
+  if (dirs[at].generation == generation && dirs[at].n == n && starts(dirs[at].name, dir, n)) {
+    memcpy(real, dirs[at].real, dirs[at].real_n + 1);
+    return dirs[at].real_n;
   }
-  long bn = 0;
-  if (rel[0] != '/') {
-    bn = base_dir(pid, dirfd, base, sizeof base);
-    if (bn < 0) {
-      n_unreadable++;
-      return 0;
-    }
-    /* A descriptor of a pipe, socket or anonymous inode: no entry on disk. */
-    if (base[0] != '/') return 0;
-  }
-  size_t n = join_clean(base, (size_t)bn, rel, abs, PATH_MAX_BYTES);
-  if (n == 0 || is_kernel_fs(abs)) return n;
+  long fd = sys(__NR_openat, AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char self[64];
+  proc_path(self, sys(__NR_getpid, 0, 0, 0), "fd/");
+  size_t k = len(self);
+  char d[12];
+  int i = 0;
+  long v = fd;
+  do d[i++] = (char)('0' + v % 10), v /= 10;
+  while (v > 0);
+  while (i > 0) self[k++] = d[--i];
+  self[k] = 0;
+  long m = sys6(__NR_readlinkat, AT_FDCWD, (long)self, (long)real, PATH_MAX_BYTES - 1, 0, 0);
+  sys(__NR_close, fd, 0, 0);
+  if (m <= 0 || m >= PATH_MAX_BYTES - 1 || real[0] != '/') return 0;
+  real[m] = 0;
+  dirs[at].generation = generation, dirs[at].n = n, dirs[at].real_n = (size_t)m;
+  memcpy(dirs[at].name, dir, n + 1);
+  memcpy(dirs[at].real, real, (size_t)m + 1);
+  return (size_t)m;
+}
+
+/* `path` (n bytes, absolute, clean) with its directory made real, in place; the new length (the
+ * path as it is when its directory cannot be opened: it does not exist yet), or 0 when too long. */
+static size_t real_parent(char *path, size_t n) {
+  size_t cut = n;
+  while (cut > 0 && path[cut - 1] != '/') cut--;
+  if (cut <= 1) return n; /* "/" or an entry of "/" */
+  static char dir[PATH_MAX_BYTES], real[PATH_MAX_BYTES];
+  memcpy(dir, path, cut - 1);
+  dir[cut - 1] = 0;
+  size_t m = real_dir(dir, cut - 1, real);
+  if (m == 0 || (m == cut - 1 && starts(real, dir, m))) return n;
+  size_t base_n = n - cut;
+  if (m + 1 + base_n + 1 > PATH_MAX_BYTES) return 0;
+  real[m] = '/';
+  memcpy(real + m + 1, path + cut, base_n + 1);
+  memcpy(path, real, m + 1 + base_n + 1);
+  return m + 1 + base_n;
+}
+
+/* Record `abs` (n bytes) the first time it is seen, with what stands there now; the before-state's
+ * type into *type ('l' for a symlink, 0 when nothing or not looked at). */
+static void record_entry(const char *abs, size_t n, int is_mkdir, const char *rel, char *type) {
+  *type = 0;
+  if (n == 0 || is_kernel_fs(abs)) return;
   u64 slot = first_sight(abs, n);
-  if (slot == 0) return n;
+  if (slot == 0) return;
   struct statx st;
   /* In a directory that is the job's own nothing stood before the job: no statx needed. */
-  long r = parent_is_own(abs, n) ? -2 /* ENOENT */ : sys6(__NR_statx, AT_FDCWD, (long)abs, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME, (long)&st, 0);
+  long r = parent_is_own(abs, n) ? -2 /* ENOENT */ : sys6(__NR_statx, AT_FDCWD, (long)abs, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME | STATX_NLINK, (long)&st, 0);
   if (r != 0) {
     /* A mkdir that finds nothing makes a directory of the job's own (while no move voids it). A
      * ".." is left out: the kernel takes it after a symlink, join_clean by its name. */
-    if (is_mkdir && r == -2 && generation != GENERATION_LAST && !has_dotdot(rel) && are_moves_over()) marks[slot - 1] = generation;
-    append("0 - 0 0 0 0 0 0 0 0 ", 20);
+    if (is_mkdir && r == -2 && generation != GENERATION_LAST && (rel == 0 || !has_dotdot(rel)) && are_moves_over()) marks[slot - 1] = generation;
+    append("0 - 0 0 0 0 0 0 0 0 0 ", 22);
   } else {
-    unsigned type = st.stx_mode & S_IFMT;
+    unsigned mode_type = st.stx_mode & S_IFMT;
+    *type = mode_type == S_IFREG ? 'f' : mode_type == S_IFDIR ? 'd' : mode_type == S_IFLNK ? 'l' : 'o';
     append("1 ", 2);
-    append(type == S_IFREG ? "f " : type == S_IFDIR ? "d " : type == S_IFLNK ? "l " : "o ", 2);
+    append(type, 1), append(" ", 1);
     /* The device number as glibc's makedev() (and so Node's fs.Stats.dev) encodes it. */
     u64 ma = st.stx_dev_major, mi = st.stx_dev_minor;
     append_num(((ma & 0xfffff000ULL) << 32) | ((ma & 0xfffULL) << 8) | ((mi & 0xffffff00ULL) << 12) | (mi & 0xffULL)), append(" ", 1);
@@ -399,23 +484,123 @@ static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs, int is
     append_num(st.stx_mode & 07777), append(" ", 1);
     append_num(st.stx_uid), append(" ", 1);
     append_num(st.stx_gid), append(" ", 1);
+    append_num(st.stx_nlink), append(" ", 1);
   }
   append(abs, n + 1);
+}
+
+/*
+ * Record what the path `rel` of `pid` (relative to `dirfd`) names, into `abs`: the name the kernel
+ * will use, its directory made real (a symlink, /proc magic link or the caller's /proc/self and
+ * /dev/fd on the way), then, for a call that follows a final symlink (`follow`), the entry the link
+ * leads to as well (a write through `link` changes its target). Each the first time it is seen,
+ * with what stands there now. The length of the name (the entry itself, not a link's target), or
+ * 0 when it could not be named (counted: unreadable, too long).
+ */
+static size_t record_name(long pid, const char *rel, long dirfd, char *abs, int is_mkdir, int follow) {
+  static char base[PATH_MAX_BYTES], target[PATH_MAX_BYTES], next[PATH_MAX_BYTES];
+  long bn = 0;
+  if (rel[0] != '/') {
+    bn = base_dir(pid, dirfd, base, sizeof base);
+    if (bn == -36) {
+      n_toolong++;
+      return 0;
+    }
+    if (bn < 0) {
+      n_unreadable++;
+      return 0;
+    }
+    /* A descriptor of a pipe, socket or anonymous inode: no entry on disk. */
+    if (base[0] != '/') return 0;
+  }
+  size_t n = join_clean(base, (size_t)bn, rel, abs, PATH_MAX_BYTES);
+  if (n != 0) n = own_names(pid, abs, n, PATH_MAX_BYTES);
+  if (n != 0) n = real_parent(abs, n);
+  if (n == 0) {
+    n_toolong++;
+    return 0;
+  }
+  char type;
+  record_entry(abs, n, is_mkdir, rel, &type);
+  /* A link the call follows: its target is what changes (a dangling one is made there). Before the
+   * job it may not have been looked at (its directory is the job's own): look now. */
+  memcpy(target, abs, n + 1);
+  size_t t = n;
+  for (int hops = 0; follow && hops < 40; hops++) {
+    struct statx st;
+    if (type != 'l' && (type != 0 || sys6(__NR_statx, AT_FDCWD, (long)target, AT_SYMLINK_NOFOLLOW, STATX_TYPE, (long)&st, 0) != 0 || (st.stx_mode & S_IFMT) != S_IFLNK)) break;
+    long k = sys6(__NR_readlinkat, AT_FDCWD, (long)target, (long)next, PATH_MAX_BYTES - 1, 0, 0);
+    if (k <= 0 || k >= PATH_MAX_BYTES - 1) break;
+    next[k] = 0;
+    /* Relative to the link's directory. */
+    size_t cut = t;
+    while (cut > 0 && target[cut - 1] != '/') cut--;
+    size_t m = next[0] == '/' ? join_clean("", 0, next, target, PATH_MAX_BYTES) : join_clean(target, cut > 1 ? cut - 1 : 1, next, base, PATH_MAX_BYTES);
+    if (next[0] != '/' && m != 0) memcpy(target, base, m + 1);
+    if (m == 0) {
+      n_toolong++;
+      break;
+    }
+    m = own_names(pid, target, m, PATH_MAX_BYTES);
+    if (m != 0) m = real_parent(target, m);
+    if (m == 0) {
+      n_toolong++;
+      break;
+    }
+    t = m;
+    record_entry(target, t, 0, 0, &type);
+  }
   return n;
+}
+
+/* Record the path at `path_addr` of `pid` (relative to `dirfd`) as record_name does; 0 when it could not be read. */
+static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs, int is_mkdir, int follow) {
+  static char rel[PATH_MAX_BYTES];
+  /* No path (an fd form, or utimensat's NULL): the entry the descriptor names. */
+  long rn = path_addr == 0 ? (rel[0] = 0) : read_string(pid, path_addr, rel, sizeof rel);
+  if (rn < 0) {
+    if (rn == -36) n_toolong++;
+    else n_unreadable++;
+    return 0;
+  }
+  return record_name(pid, rel, dirfd, abs, is_mkdir, follow);
+}
+
+/* Whether the call follows a final symlink of its path, by its table entry and flags. */
+static int follows(const struct effect_call *call, const u64 *args, u64 open_flags) {
+  if (call->follow == FOLLOW_ALWAYS) return 1;
+  if (call->follow == FOLLOW_OPEN) return !(open_flags & 0400000 /* O_NOFOLLOW */) && (open_flags & 0300) != 0300 /* O_CREAT|O_EXCL */;
+  if (call->follow >= FOLLOW_AT(0)) return !(args[call->follow - FOLLOW_AT(0)] & 0x100 /* AT_SYMLINK_NOFOLLOW */);
+  return 0;
 }
 
 static void record_locked(long pid, __u32 arch, int nr, const u64 *args) {
   if (out_fd < 0) return;
   const struct effect_call *call = effect_call(arch, nr);
   if (call == 0) return;
+  u64 open_flags = call->flags >= 0 ? args[(int)call->flags] : 0;
   if (call->flags == -2) {
     /* openat2: the flags are the first field of its struct open_how. */
-    u64 flags = 0;
-    if (read_remote(pid, args[2], &flags, sizeof flags) != (long)sizeof flags) {
+    if (read_remote(pid, args[2], &open_flags, sizeof open_flags) != (long)sizeof open_flags) {
       n_unreadable++;
       return;
     }
-    if ((flags & (01 | 02 | 0100 | 01000 | 020000000)) == 0) return;
+    if ((open_flags & (01 | 02 | 0100 | 01000 | 020000000)) == 0) return;
+  }
+  if (call->kind == EFFECT_BIND) {
+    /* bind(fd, addr, len): a UNIX socket bound to a path makes a socket file there. */
+    char addr[112];
+    size_t alen = args[2] > 110 ? 110 : (size_t)args[2];
+    if (alen <= 2) return;
+    if (read_remote(pid, args[1], addr, alen) != (long)alen) {
+      n_unreadable++;
+      return;
+    }
+    addr[alen] = 0;
+    if (*(unsigned short *)addr != 1 /* AF_UNIX */ || addr[2] == 0) return;
+    static char where[PATH_MAX_BYTES];
+    record_name(pid, addr + 2, -100, where, 0, 0);
+    return;
   }
   /* Before its paths are recorded: a move's own paths are never taken as in a directory of the job's. */
   int is_move = call->kind == EFFECT_MOVES || (call->kind == EFFECT_UNLINKAT && (args[2] & 0x200 /* AT_REMOVEDIR */));
@@ -423,9 +608,10 @@ static void record_locked(long pid, __u32 arch, int nr, const u64 *args) {
   if (is_move || n_movers > 0) track_moves(pid, nr, is_move);
   /* A dirfd is an int; AT_FDCWD is -100. */
   static char from[PATH_MAX_BYTES], to[PATH_MAX_BYTES];
-  size_t n = record_path(pid, call->path < 0 ? 0 : args[(int)call->path], call->dirfd < 0 ? -100 : (long)(int)args[(int)call->dirfd], from, call->kind == EFFECT_MKDIR);
+  size_t n = record_path(pid, call->path < 0 ? 0 : args[(int)call->path], call->dirfd < 0 ? -100 : (long)(int)args[(int)call->dirfd], from, call->kind == EFFECT_MKDIR,
+                         follows(call, args, open_flags));
   if (call->path2 < 0) return;
-  size_t m = record_path(pid, args[(int)call->path2], call->dirfd2 < 0 ? -100 : (long)(int)args[(int)call->dirfd2], to, 0);
+  size_t m = record_path(pid, args[(int)call->path2], call->dirfd2 < 0 ? -100 : (long)(int)args[(int)call->dirfd2], to, 0, 0);
   /* A rename, each one: the host pairs what left one name with what arrived at the other only along these. */
   if (n == 0 || m == 0) return;
   append("R ", 2), append(from, n + 1), append(to, m + 1);

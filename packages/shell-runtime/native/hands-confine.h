@@ -145,11 +145,19 @@ long install_filter(int is_supervised, unsigned flags);
 struct effect_call {
   int nr;
   signed char path, dirfd, path2, dirfd2, flags, kind;
+  /* Whether the call follows a final symlink of its path (the change lands at the link's target):
+   * FOLLOW_NEVER, FOLLOW_ALWAYS, FOLLOW_OPEN (unless O_NOFOLLOW, or O_CREAT with O_EXCL), or
+   * FOLLOW_AT(k) (unless argument k holds AT_SYMLINK_NOFOLLOW). */
+  signed char follow;
 };
+#define FOLLOW_NEVER 0
+#define FOLLOW_ALWAYS 1
+#define FOLLOW_OPEN 2
+#define FOLLOW_AT(k) (3 + (k))
 /* What the relay tells apart among those calls (effects.c): a mkdir may mark the directory it makes
  * as the job's own; a rename, rmdir or symlink (and an unlinkat that removes a directory) can make
  * a name reach entries the job never named, so it ends every such mark. */
-enum { EFFECT_OTHER, EFFECT_MKDIR, EFFECT_MOVES, EFFECT_UNLINKAT };
+enum { EFFECT_OTHER, EFFECT_MKDIR, EFFECT_MOVES, EFFECT_UNLINKAT, EFFECT_BIND /* bind(2): a UNIX socket file, its path in the address */ };
 const struct effect_call *effect_call(__u32 arch, int nr);
 
 /* A call that changes a file's mode, owner, times or extended attributes (guard.c performs it): its

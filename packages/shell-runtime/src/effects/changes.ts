@@ -1,14 +1,67 @@
-import { lstatSync } from 'node:fs'
-import { isAbsolute, relative } from 'node:path'
+import { lstatSync, readdirSync, realpathSync } from 'node:fs'
+import { dirname, isAbsolute, relative } from 'node:path'
 import type { Changes } from '@hands/contracts'
 import { NOTHING, type PathState } from './record.ts'
 
 /** Paths of each kind a result names; the rest are counted. */
 export const CHANGES_LISTED = 10
 
-/** What stands at `path` now (not following a final symlink). */
+/**
+ * Paths here are byte strings: each character one byte of the name (latin1), as the relay records
+ * them, so a name that is not UTF-8 is kept exactly. `bytes()` turns a path the host holds into one,
+ * `displayName()` one back into text for a result.
+ */
+export const bytes = (path: string): string => Buffer.from(path, 'utf8').toString('latin1')
+
+/** A byte-string path as text: UTF-8 where it is, each other byte as `\xHH` (never dropped). */
+export function displayName(path: string): string {
+  const b = Buffer.from(path, 'latin1')
+  let out = ''
+  let at = 0
+  while (at < b.length) {
+    const lead = b[at] as number
+    const size = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0
+    let ok = size > 0 && at + size <= b.length
+    for (let k = 1; ok && k < size; k++) ok = ((b[at + k] as number) & 0xc0) === 0x80
+    const text = ok ? b.toString('utf8', at, at + size) : ''
+    // Overlong and surrogate forms decode to U+FFFD: they are not UTF-8 either.
+    if (ok && !text.includes('\ufffd')) {
+      out += text
+      at += size
+    } else {
+      out += `\\x${lead.toString(16).padStart(2, '0')}`
+      at += 1
+    }
+  }
+  return out
+}
+
+/**
+ * What stands now at each path of an account, read once per path: NOTHING at a name whose
+ * directory is now reached through a symlink (a directory replaced by a link, or a name the job
+ * could not make before a link brought its directory in): that name is no entry of its own, and
+ * what it leads to is accounted under its real name. Directories are checked once each.
+ */
+export function nowReader(): (path: string) => PathState {
+  const isRealDir = new Map<string, boolean>()
+  const real = (dir: string): boolean => {
+    let hit = isRealDir.get(dir)
+    if (hit === undefined) {
+      try {
+        hit = realpathSync.native(Buffer.from(dir, 'latin1'), { encoding: 'buffer' }).toString('latin1') === dir
+      } catch {
+        hit = true // missing: lstat below finds nothing there either
+      }
+      isRealDir.set(dir, hit)
+    }
+    return hit
+  }
+  return (path) => (real(dirname(path)) ? stateNow(path) : NOTHING)
+}
+
+/** What stands at `path` (a byte string) now (not following a final symlink). */
 export function stateNow(path: string): PathState {
-  const st = lstatSync(path, { bigint: true, throwIfNoEntry: false })
+  const st = lstatSync(Buffer.from(path, 'latin1'), { bigint: true, throwIfNoEntry: false })
   if (st === undefined) return NOTHING
   const type = st.isFile() ? 'file' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : 'other'
   return {
@@ -22,6 +75,7 @@ export function stateNow(path: string): PathState {
     perm: Number(st.mode & 0o7777n),
     uid: Number(st.uid),
     gid: Number(st.gid),
+    nlink: Number(st.nlink),
   }
 }
 
@@ -38,13 +92,46 @@ const identity = (s: PathState) => `${s.dev}:${s.ino}`
  * when it was made, removed, replaced, or given other permissions or owner: what is added inside
  * it is reported by its own path.
  */
-function isChanged(a: PathState, b: PathState): boolean {
+function isChanged(a: PathState, b: PathState, isMoved: boolean): boolean {
   if (a.exists !== b.exists) return true
   if (!a.exists) return false
   if (a.type !== b.type || a.ino !== b.ino || a.dev !== b.dev) return true
   if (a.perm !== b.perm || a.uid !== b.uid || a.gid !== b.gid) return true
   if (a.type === 'dir') return false
-  return a.size !== b.size || a.mtimeNs !== b.mtimeNs || a.ctimeNs !== b.ctimeNs
+  // A rename moves the change time alone: an entry renamed away and back, the same as before, is unchanged.
+  return a.size !== b.size || a.mtimeNs !== b.mtimeNs || (a.ctimeNs !== b.ctimeNs && !isMoved)
+}
+
+/** Entries a walk of the roots looks at, at most, for the other names of a multiply-linked file. */
+const LINK_WALK_LIMIT = 50_000
+
+/**
+ * The other names, under `dirs`, of the file `state` (dev and inode); `isCut` when the walk stopped
+ * at LINK_WALK_LIMIT entries before it was done. Paths are byte strings.
+ */
+function otherNames(state: PathState, dirs: readonly string[], except: string): { names: string[]; isCut: boolean } {
+  const names: string[] = []
+  let seen = 0
+  const stack = [...dirs]
+  while (stack.length > 0) {
+    const dir = stack.pop() as string
+    let entries
+    try {
+      entries = readdirSync(Buffer.from(dir, 'latin1'), { withFileTypes: true, encoding: 'buffer' })
+    } catch {
+      continue
+    }
+    for (const e of entries) {
+      if (++seen > LINK_WALK_LIMIT) return { names, isCut: true }
+      const path = `${dir === '/' ? '' : dir}/${e.name.toString('latin1')}`
+      if (e.isDirectory()) stack.push(path)
+      else if (e.isFile() && path !== except) {
+        const st = lstatSync(Buffer.from(path, 'latin1'), { bigint: true, throwIfNoEntry: false })
+        if (st !== undefined && st.ino === state.ino && st.dev === state.dev) names.push(path)
+      }
+    }
+  }
+  return { names, isCut: false }
 }
 
 /** What a change account knows beside the paths: whether the observer saw everything. */
@@ -57,6 +144,8 @@ export interface Observation {
   unreadable: number
   /** Calls past the observer's limit on distinct paths. */
   overLimit: number
+  /** Calls whose path (or working directory) was too long to name. */
+  tooLong: number
 }
 
 /**
@@ -78,15 +167,18 @@ export function changesBetween(input: {
   tmpDir: string
   observation: Observation
 }): Changes {
-  const { roots, workspace, tmpDir } = input
+  const roots = input.roots.map(bytes)
+  const workspace = bytes(input.workspace)
+  const tmpDir = bytes(input.tmpDir)
   const created: Array<[string, PathState]> = []
   const deleted: Array<[string, PathState]> = []
   const modified: Array<[string, PathState]> = []
+  const moved = new Set(input.renames.flat())
   let outside = 0
   for (const path of input.paths) {
     const a = input.before(path)
     const b = input.now(path)
-    if (!isChanged(a, b)) continue
+    if (!isChanged(a, b, moved.has(path))) continue
     if (!roots.some((r) => isUnder(r, path))) {
       if (!isUnder(tmpDir, path) && !isNotDisk(path) && a.type !== 'other' && b.type !== 'other') outside++
       continue
@@ -125,10 +217,22 @@ export function changesBetween(input: {
   })
   const createdLeft = created.filter(([p]) => !landed.has(p))
   const modifiedLeft = modified.filter(([p]) => !landed.has(p))
+  // A file with other names changed under all of them: each other name under the roots is modified
+  // too; names elsewhere are counted outside (TMPDIR's are the job's own scratch).
+  let isLinkWalkCut = false
+  const named = new Set(modifiedLeft.map(([p]) => p))
+  for (const [path, s] of [...modifiedLeft]) {
+    if (s.type !== 'file' || s.nlink < 2) continue
+    const found = otherNames(s, [...roots, tmpDir], path)
+    isLinkWalkCut ||= found.isCut
+    const inRoots = found.names.filter((p) => roots.some((r) => isUnder(r, p)))
+    for (const p of inRoots) if (!named.has(p)) named.add(p), modifiedLeft.push([p, s])
+    outside += Math.max(0, s.nlink - 1 - found.names.length)
+  }
 
   const show = (path: string, s: PathState) => {
     const rel = relative(workspace, path)
-    const shown = rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : rel
+    const shown = displayName(rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : rel)
     return s.type === 'dir' ? `${shown}/` : shown
   }
   /** The first CHANGES_LISTED, leaving out what lies under a directory of the same list. */
@@ -150,6 +254,9 @@ export function changesBetween(input: {
   if (!o.isObserved) limits.push(o.unobservedWhy ?? 'not observed')
   if (o.unreadable > 0) limits.push(`${o.unreadable} change${o.unreadable === 1 ? '' : 's'} by a process that hides its memory could not be named`)
   if (o.overLimit > 0) limits.push(`${o.overLimit} more change${o.overLimit === 1 ? '' : 's'} past the observer's limit on paths were not named or counted`)
+  if (o.tooLong > 0) limits.push(`${o.tooLong} change${o.tooLong === 1 ? '' : 's'} under a path longer than 4,096 bytes could not be named`)
+  if (isLinkWalkCut)
+    limits.push(`the other names of a file with several were looked for among the first ${LINK_WALK_LIMIT.toLocaleString('en-US')} entries of the roots only`)
   return {
     created: name(createdLeft),
     modified: name(modifiedLeft),

@@ -1,6 +1,6 @@
 import { unlinkSync } from 'node:fs'
 import type { Changes } from '@hands/contracts'
-import { changesBetween, NO_CHANGES, stateNow } from './changes.ts'
+import { changesBetween, NO_CHANGES, nowReader } from './changes.ts'
 import { EffectsRecord, type PathState } from './record.ts'
 
 /** Where a session's jobs are observed, and what the account compares against. */
@@ -62,6 +62,7 @@ export class JobChanges {
     record?.read()
     if (isRunning && record !== null && !record.isPresent && this.#scope.unobservedWhy === null) return NO_CHANGES
     let now = new Map<string, PathState>()
+    let stateNow = nowReader()
     // A running job goes on changing things while they are looked at. The relay writes a rename to
     // the record before it happens, so a record that did not grow while every path was looked at
     // holds every rename those looks could have seen: both ends are then reported in one account.
@@ -71,6 +72,7 @@ export class JobChanges {
       record.read()
       if (record.bytesRead === at) break
       now = new Map()
+      stateNow = nowReader()
     }
     const paths = record === null ? [] : [...record.paths.keys()]
     const nowOf = (p: string) => {
@@ -98,6 +100,7 @@ export class JobChanges {
         unobservedWhy: why,
         unreadable: (record?.unreadable ?? 0) - unreadableBefore,
         overLimit: record?.overLimit ?? 0,
+        tooLong: record?.tooLong ?? 0,
       },
     })
     for (const p of paths) this.#reported.set(p, nowOf(p))

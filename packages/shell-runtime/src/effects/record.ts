@@ -13,9 +13,11 @@ export interface PathState {
   perm: number
   uid: number
   gid: number
+  /** Names the entry had (hard links); 0 for nothing. */
+  nlink: number
 }
 
-export const NOTHING: PathState = { exists: false, type: null, dev: 0n, ino: 0n, size: 0n, mtimeNs: 0n, ctimeNs: 0n, perm: 0, uid: 0, gid: 0 }
+export const NOTHING: PathState = { exists: false, type: null, dev: 0n, ino: 0n, size: 0n, mtimeNs: 0n, ctimeNs: 0n, perm: 0, uid: 0, gid: 0, nlink: 0 }
 
 const TYPES: Record<string, PathState['type']> = { f: 'file', d: 'dir', l: 'symlink', o: 'other' }
 
@@ -35,6 +37,8 @@ export class EffectsRecord {
   unreadable = 0
   /** Calls past the relay's limit on distinct paths (counted, not named). */
   overLimit = 0
+  /** Calls whose path (or working directory) was too long to name. */
+  tooLong = 0
   /** The relay saw none of the job's calls (it ran without the supervisor). */
   isUnobserved = false
   /** False until the record exists (the helper makes it when the job starts). */
@@ -79,7 +83,8 @@ export class EffectsRecord {
     for (;;) {
       const end = data.indexOf(0, at)
       if (end < 0) break
-      this.#entry(data.toString('utf8', at, end))
+      // Byte strings: a name that is not UTF-8 stays exact (see changes.ts).
+      this.#entry(data.toString('latin1', at, end))
       at = end + 1
     }
     this.#pending = Buffer.from(data.subarray(at))
@@ -99,13 +104,14 @@ export class EffectsRecord {
       const [, what, count] = text.split(' ')
       if (what === 'unreadable') this.unreadable = Number(count)
       else if (what === 'limit') this.overLimit = Number(count)
+      else if (what === 'toolong') this.tooLong = Number(count)
       else if (what === 'unobserved') this.isUnobserved = true
       return
     }
-    // `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <path>`: the path is the rest.
+    // `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <nlink> <path>`: the path is the rest.
     const fields: string[] = []
     let at = 0
-    for (let k = 0; k < 10; k++) {
+    for (let k = 0; k < 11; k++) {
       const space = text.indexOf(' ', at)
       if (space < 0) return
       fields.push(text.slice(at, space))
@@ -113,7 +119,8 @@ export class EffectsRecord {
     }
     const path = text.slice(at)
     if (path === '' || this.paths.has(path)) return
-    const [exists, type, dev, ino, size, mtime, ctime, perm, uid, gid] = fields as [
+    const [exists, type, dev, ino, size, mtime, ctime, perm, uid, gid, nlink] = fields as [
+      string,
       string,
       string,
       string,
@@ -139,6 +146,7 @@ export class EffectsRecord {
             perm: Number(perm),
             uid: Number(uid),
             gid: Number(gid),
+            nlink: Number(nlink),
           }
         : NOTHING,
     )
