@@ -12,12 +12,17 @@
  * record (the job's end, or a shell_logs): created, modified, deleted, renamed.
  *
  * The record (FILE, written only by the relay, in the session's spool, which jobs cannot write):
- * one entry per path first seen, `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <nlink> <path>\0`
- * (type: f d l o; perm: the mode's low 12 bits; exists 0 with zeros when nothing was there), and these lines when they happen:
+ * one entry per path first seen, `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <nlink> <btime_ns> <path>\0`
+ * (type: f d l o; perm: the mode's low 12 bits; btime 0 where the file system keeps none; exists 0
+ * with zeros when nothing was there), and these lines when they happen:
  *   `! unreadable <n>\0`  calls whose path could not be read (a process that hides its memory)
  *   `! limit <n>\0`       calls past the limit on distinct paths (counted, not named)
  *   `! toolong <n>\0`     calls whose path, or working directory, is longer than a path can be named
  *   `R <from>\0<to>\0`     each rename the job asked for (the host pairs renames only along these)
+ *   `W <state> \0`        a file the job wrote whose change can show under names the record does not
+ *                         hold (it has several names, or was reached through a descriptor whose name is
+ *                         gone), its state before (an entry's fields, no path), once per file: the host
+ *                         names every name of it under the roots and counts the rest
  *   `! unobserved\0`      (at the end) the job's filter had no supervisor: nothing was seen
  * Each count line gives the count so far; the last one holds.
  * It is flushed every 100 ms while the job runs and when the relay ends.
@@ -41,6 +46,11 @@ static __u32 *table;   /* arena offset + 1 of each slot's path, 0 for empty */
 /* Per slot: the generation in which a mkdir of this job, its path's first sight, found nothing
  * there (the directory is the job's own), 0 for none. See parent_is_own(). */
 static __u32 *marks;
+/* Per slot: the entry had several names (hard links) when it was seen, or was renamed from one that had. */
+static unsigned char *multi;
+/* The files (device + 1, inode) noted by a `W` line (see note_written), each once. */
+#define WRITTEN_SLOTS 4096
+static u64 written_inodes[WRITTEN_SLOTS][2];
 /* Bumped by every call that can make a name reach entries the job never named by that name
  * (EFFECT_MOVES, an unlinkat of a directory): a mark of an older generation says nothing. Past
  * GENERATION_LAST no mark is made any more. */
@@ -93,8 +103,9 @@ int effects_open(const char *file) {
   if (out_fd < 0) return out_fd;
   table = map(TABLE_SLOTS * sizeof(__u32));
   marks = map(TABLE_SLOTS * sizeof(__u32));
+  multi = map(TABLE_SLOTS);
   arena = map(ARENA_BYTES);
-  if (table == 0 || marks == 0 || arena == 0) return -12;
+  if (table == 0 || marks == 0 || multi == 0 || arena == 0) return -12;
   return 0;
 }
 
@@ -454,39 +465,106 @@ static size_t real_parent(char *path, size_t n) {
   return m + 1 + base_n;
 }
 
+/* "1 <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <nlink> <btime_ns> ": what stands at an
+ * entry (the birth time tells a renamed file from a new one that reuses its inode number). */
+static void append_state(const struct statx *st, char type) {
+  append("1 ", 2);
+  append(&type, 1), append(" ", 1);
+  /* The device number as glibc's makedev() (and so Node's fs.Stats.dev) encodes it. */
+  u64 ma = st->stx_dev_major, mi = st->stx_dev_minor;
+  append_num(((ma & 0xfffff000ULL) << 32) | ((ma & 0xfffULL) << 8) | ((mi & 0xffffff00ULL) << 12) | (mi & 0xffULL)), append(" ", 1);
+  append_num(st->stx_ino), append(" ", 1);
+  append_num(st->stx_size), append(" ", 1);
+  append_num((u64)st->stx_mtime.tv_sec * 1000000000ULL + st->stx_mtime.tv_nsec), append(" ", 1);
+  append_num((u64)st->stx_ctime.tv_sec * 1000000000ULL + st->stx_ctime.tv_nsec), append(" ", 1);
+  append_num(st->stx_mode & 07777), append(" ", 1);
+  append_num(st->stx_uid), append(" ", 1);
+  append_num(st->stx_gid), append(" ", 1);
+  append_num(st->stx_nlink), append(" ", 1);
+  append_num((st->stx_mask & STATX_BTIME) ? (u64)st->stx_btime.tv_sec * 1000000000ULL + st->stx_btime.tv_nsec : 0), append(" ", 1);
+}
+
+/* What the record holds of an entry. */
+#define STATX_ALL_WE_USE (STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME | STATX_NLINK | STATX_BTIME)
+
+/* While set, record_name only names a path (a link's existing file: its change time alone moves). */
+static int is_naming_only;
+
 /* Record `abs` (n bytes) the first time it is seen, with what stands there now; the before-state's
  * type into *type ('l' for a symlink, 0 when nothing or not looked at). */
 static void record_entry(const char *abs, size_t n, int is_mkdir, const char *rel, char *type) {
   *type = 0;
-  if (n == 0 || is_kernel_fs(abs)) return;
+  if (n == 0 || is_kernel_fs(abs) || is_naming_only) return;
   u64 slot = first_sight(abs, n);
   if (slot == 0) return;
   struct statx st;
   /* In a directory that is the job's own nothing stood before the job: no statx needed. */
-  long r = parent_is_own(abs, n) ? -2 /* ENOENT */ : sys6(__NR_statx, AT_FDCWD, (long)abs, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_CTIME | STATX_NLINK, (long)&st, 0);
+  long r = parent_is_own(abs, n) ? -2 /* ENOENT */ : sys6(__NR_statx, AT_FDCWD, (long)abs, AT_SYMLINK_NOFOLLOW, STATX_ALL_WE_USE, (long)&st, 0);
   if (r != 0) {
     /* A mkdir that finds nothing makes a directory of the job's own (while no move voids it). A
      * ".." is left out: the kernel takes it after a symlink, join_clean by its name. */
     if (is_mkdir && r == -2 && generation != GENERATION_LAST && (rel == 0 || !has_dotdot(rel)) && are_moves_over()) marks[slot - 1] = generation;
-    append("0 - 0 0 0 0 0 0 0 0 0 ", 22);
+    append("0 - 0 0 0 0 0 0 0 0 0 0 ", 24);
   } else {
     unsigned mode_type = st.stx_mode & S_IFMT;
     *type = mode_type == S_IFREG ? 'f' : mode_type == S_IFDIR ? 'd' : mode_type == S_IFLNK ? 'l' : 'o';
-    append("1 ", 2);
-    append(type, 1), append(" ", 1);
-    /* The device number as glibc's makedev() (and so Node's fs.Stats.dev) encodes it. */
-    u64 ma = st.stx_dev_major, mi = st.stx_dev_minor;
-    append_num(((ma & 0xfffff000ULL) << 32) | ((ma & 0xfffULL) << 8) | ((mi & 0xffffff00ULL) << 12) | (mi & 0xffULL)), append(" ", 1);
-    append_num(st.stx_ino), append(" ", 1);
-    append_num(st.stx_size), append(" ", 1);
-    append_num((u64)st.stx_mtime.tv_sec * 1000000000ULL + st.stx_mtime.tv_nsec), append(" ", 1);
-    append_num((u64)st.stx_ctime.tv_sec * 1000000000ULL + st.stx_ctime.tv_nsec), append(" ", 1);
-    append_num(st.stx_mode & 07777), append(" ", 1);
-    append_num(st.stx_uid), append(" ", 1);
-    append_num(st.stx_gid), append(" ", 1);
-    append_num(st.stx_nlink), append(" ", 1);
+    append_state(&st, *type);
+    if (st.stx_nlink > 1 && mode_type == S_IFREG) multi[slot - 1] = 1;
   }
   append(abs, n + 1);
+}
+
+/*
+ * The file the call writes or changes the metadata of, named `abs` (n bytes) or reached through
+ * the descriptor link `via` (/proc/<tid>/fd/<n>, or 0): when its change can show under a name the
+ * record does not hold — it has several names, or `abs` no longer names it (the name was removed
+ * or replaced since the descriptor was opened) — write its state once per file as
+ * `W <state> ` (the fields of an entry, no path), so the host finds and names its names.
+ */
+static void note_written(const char *abs, size_t n, const char *via) {
+  struct statx st, at_name;
+  if (via != 0) {
+    if (sys6(__NR_statx, AT_FDCWD, (long)via, 0, STATX_ALL_WE_USE, (long)&st, 0) != 0 || st.stx_nlink == 0) return;
+    int is_named = n != 0 && sys6(__NR_statx, AT_FDCWD, (long)abs, AT_SYMLINK_NOFOLLOW, STATX_INO, (long)&at_name, 0) == 0 && at_name.stx_ino == st.stx_ino &&
+                   at_name.stx_dev_major == st.stx_dev_major && at_name.stx_dev_minor == st.stx_dev_minor;
+    if (is_named && st.stx_nlink == 1) return;
+  } else {
+    if (n == 0 || is_kernel_fs(abs)) return;
+    u64 slot = slot_of(abs, n);
+    if (table[slot] == 0 || !multi[slot]) return;
+    if (sys6(__NR_statx, AT_FDCWD, (long)abs, AT_SYMLINK_NOFOLLOW, STATX_ALL_WE_USE, (long)&st, 0) != 0) return;
+  }
+  if ((st.stx_mode & S_IFMT) != S_IFREG) return;
+  u64 key = ((u64)st.stx_dev_major << 32 | st.stx_dev_minor) + 1;
+  u64 at = (key * 31 + st.stx_ino) % WRITTEN_SLOTS;
+  for (u64 k = 0; k < WRITTEN_SLOTS; k++, at = (at + 1) % WRITTEN_SLOTS) {
+    if (written_inodes[at][0] == key && written_inodes[at][1] == st.stx_ino) return;
+    if (written_inodes[at][0] == 0) {
+      written_inodes[at][0] = key, written_inodes[at][1] = st.stx_ino;
+      append("W ", 2), append_state(&st, 'f'), append("", 1);
+      return;
+    }
+  }
+}
+
+/* Whether `path` is a descriptor's link, /proc/<n>/fd/<k> or /proc/<n>/task/<t>/fd/<k>. */
+static int is_fd_link(const char *path) {
+  if (!starts(path, "/proc/", 6)) return 0;
+  const char *p = path + 6;
+  for (int part = 0; part < 2; part++) {
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') p++;
+    if (starts(p, "/task/", 6) && part == 0) {
+      p += 6;
+      continue;
+    }
+    break;
+  }
+  if (!starts(p, "/fd/", 4)) return 0;
+  p += 4;
+  if (*p < '0' || *p > '9') return 0;
+  while (*p >= '0' && *p <= '9') p++;
+  return *p == 0;
 }
 
 /*
@@ -497,9 +575,23 @@ static void record_entry(const char *abs, size_t n, int is_mkdir, const char *re
  * with what stands there now. The length of the name (the entry itself, not a link's target), or
  * 0 when it could not be named (counted: unreadable, too long).
  */
-static size_t record_name(long pid, const char *rel, long dirfd, char *abs, int is_mkdir, int follow) {
-  static char base[PATH_MAX_BYTES], target[PATH_MAX_BYTES], next[PATH_MAX_BYTES];
+static size_t record_name(long pid, const char *rel, long dirfd, char *abs, int is_mkdir, int follow, int writes) {
+  static char base[PATH_MAX_BYTES], target[PATH_MAX_BYTES], next[PATH_MAX_BYTES], via[PATH_MAX_BYTES];
   long bn = 0;
+  /* The descriptor link the call reaches its file through, if any (see note_written). */
+  int has_via = 0;
+  if (writes && rel[0] == 0 && dirfd >= 0) {
+    char leaf[16] = "fd/";
+    size_t at = 3;
+    char d[12];
+    int i = 0;
+    long v = dirfd;
+    do d[i++] = (char)('0' + v % 10), v /= 10;
+    while (v > 0);
+    while (i > 0) leaf[at++] = d[--i];
+    leaf[at] = 0;
+    has_via = proc_rooted(pid, leaf, via, sizeof via) != 0;
+  }
   if (rel[0] != '/') {
     bn = base_dir(pid, dirfd, base, sizeof base);
     if (bn == -36) {
@@ -532,6 +624,7 @@ static size_t record_name(long pid, const char *rel, long dirfd, char *abs, int 
     long k = sys6(__NR_readlinkat, AT_FDCWD, (long)target, (long)next, PATH_MAX_BYTES - 1, 0, 0);
     if (k <= 0 || k >= PATH_MAX_BYTES - 1) break;
     next[k] = 0;
+    if (writes && !has_via && is_fd_link(target)) memcpy(via, target, t + 1), has_via = 1;
     /* Relative to the link's directory. */
     size_t cut = t;
     while (cut > 0 && target[cut - 1] != '/') cut--;
@@ -550,11 +643,12 @@ static size_t record_name(long pid, const char *rel, long dirfd, char *abs, int 
     t = m;
     record_entry(target, t, 0, 0, &type);
   }
+  if (writes) note_written(target, t, has_via ? via : 0);
   return n;
 }
 
 /* Record the path at `path_addr` of `pid` (relative to `dirfd`) as record_name does; 0 when it could not be read. */
-static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs, int is_mkdir, int follow) {
+static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs, int is_mkdir, int follow, int writes) {
   static char rel[PATH_MAX_BYTES];
   /* No path (an fd form, or utimensat's NULL): the entry the descriptor names. */
   long rn = path_addr == 0 ? (rel[0] = 0) : read_string(pid, path_addr, rel, sizeof rel);
@@ -563,7 +657,7 @@ static size_t record_path(long pid, u64 path_addr, long dirfd, char *abs, int is
     else n_unreadable++;
     return 0;
   }
-  return record_name(pid, rel, dirfd, abs, is_mkdir, follow);
+  return record_name(pid, rel, dirfd, abs, is_mkdir, follow, writes);
 }
 
 /* Whether the call follows a final symlink of its path, by its table entry and flags. */
@@ -599,7 +693,7 @@ static void record_locked(long pid, __u32 arch, int nr, const u64 *args) {
     addr[alen] = 0;
     if (*(unsigned short *)addr != 1 /* AF_UNIX */ || addr[2] == 0) return;
     static char where[PATH_MAX_BYTES];
-    record_name(pid, addr + 2, -100, where, 0, 0);
+    record_name(pid, addr + 2, -100, where, 0, 0, 0);
     return;
   }
   /* Before its paths are recorded: a move's own paths are never taken as in a directory of the job's. */
@@ -608,10 +702,25 @@ static void record_locked(long pid, __u32 arch, int nr, const u64 *args) {
   if (is_move || n_movers > 0) track_moves(pid, nr, is_move);
   /* A dirfd is an int; AT_FDCWD is -100. */
   static char from[PATH_MAX_BYTES], to[PATH_MAX_BYTES];
+  /* A call that writes the entry's bytes or metadata (it follows, or names it by descriptor), not its name. */
+  int writes = call->follow != FOLLOW_NEVER || call->path < 0;
   size_t n = record_path(pid, call->path < 0 ? 0 : args[(int)call->path], call->dirfd < 0 ? -100 : (long)(int)args[(int)call->dirfd], from, call->kind == EFFECT_MKDIR,
-                         follows(call, args, open_flags));
+                         follows(call, args, open_flags), writes);
   if (call->path2 < 0) return;
-  size_t m = record_path(pid, args[(int)call->path2], call->dirfd2 < 0 ? -100 : (long)(int)args[(int)call->dirfd2], to, 0, 0);
+  if (call->kind == EFFECT_LINK) {
+    /* The file the new name is made for, named but not recorded (a link moves its change time
+     * alone): both names now lead to one file with several; where the old name is not recorded
+     * yet, its first sight will find the count of names. */
+    is_naming_only = 1;
+    size_t k = record_path(pid, args[(int)call->path2], call->dirfd2 < 0 ? -100 : (long)(int)args[(int)call->dirfd2], to, 0, 0, 0);
+    is_naming_only = 0;
+    if (k != 0 && table[slot_of(to, k)] != 0) multi[slot_of(to, k)] = 1;
+    if (n != 0 && table[slot_of(from, n)] != 0) multi[slot_of(from, n)] = 1;
+    return;
+  }
+  size_t m = record_path(pid, args[(int)call->path2], call->dirfd2 < 0 ? -100 : (long)(int)args[(int)call->dirfd2], to, 0, 0, 0);
+  /* The file keeps its other names under the new one. */
+  if (n != 0 && m != 0 && multi[slot_of(from, n)]) multi[slot_of(to, m)] = table[slot_of(to, m)] != 0;
   /* A rename, each one: the host pairs what left one name with what arrived at the other only along these. */
   if (n == 0 || m == 0) return;
   append("R ", 2), append(from, n + 1), append(to, m + 1);

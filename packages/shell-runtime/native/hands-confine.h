@@ -157,7 +157,8 @@ struct effect_call {
 /* What the relay tells apart among those calls (effects.c): a mkdir may mark the directory it makes
  * as the job's own; a rename, rmdir or symlink (and an unlinkat that removes a directory) can make
  * a name reach entries the job never named, so it ends every such mark. */
-enum { EFFECT_OTHER, EFFECT_MKDIR, EFFECT_MOVES, EFFECT_UNLINKAT, EFFECT_BIND /* bind(2): a UNIX socket file, its path in the address */ };
+enum { EFFECT_OTHER, EFFECT_MKDIR, EFFECT_MOVES, EFFECT_UNLINKAT, EFFECT_BIND /* bind(2): a UNIX socket file, its path in the address */,
+       EFFECT_LINK /* link(2): a new name (path) of an existing file (path2) */ };
 const struct effect_call *effect_call(__u32 arch, int nr);
 
 /* A call that changes a file's mode, owner, times or extended attributes (guard.c performs it): its

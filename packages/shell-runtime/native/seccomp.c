@@ -103,8 +103,8 @@ static const struct effect_call native_calls[] = {
   KCALL(__NR_rmdir, 0, -1, -1, -1, EFFECT_MOVES, FOLLOW_NEVER),
   KCALL(__NR_symlink, 1, -1, -1, -1, EFFECT_MOVES, FOLLOW_NEVER),
   KCALL(__NR_symlinkat, 2, 1, -1, -1, EFFECT_MOVES, FOLLOW_NEVER),
-  CALL(__NR_link, 1, -1, -1, -1, -1, FOLLOW_NEVER),
-  CALL(__NR_linkat, 3, 2, -1, -1, -1, FOLLOW_NEVER),
+  KCALL(__NR_link, 1, -1, 0, -1, EFFECT_LINK, FOLLOW_NEVER),
+  KCALL(__NR_linkat, 3, 2, 1, 0, EFFECT_LINK, FOLLOW_NEVER),
   CALL(__NR_truncate, 0, -1, -1, -1, -1, FOLLOW_ALWAYS),
   CALL(__NR_mknod, 0, -1, -1, -1, -1, FOLLOW_NEVER),
   CALL(__NR_mknodat, 1, 0, -1, -1, -1, FOLLOW_NEVER),
@@ -140,7 +140,7 @@ static const struct effect_call i386_calls[] = {
   KCALL(353, 1, 0, 3, 2, EFFECT_MOVES, FOLLOW_NEVER),      KCALL(39, 0, -1, -1, -1, EFFECT_MKDIR, FOLLOW_NEVER), KCALL(296, 1, 0, -1, -1, EFFECT_MKDIR, FOLLOW_NEVER),
   KCALL(40, 0, -1, -1, -1, EFFECT_MOVES, FOLLOW_NEVER),    KCALL(83, 1, -1, -1, -1, EFFECT_MOVES, FOLLOW_NEVER), KCALL(304, 2, 1, -1, -1, EFFECT_MOVES, FOLLOW_NEVER),
   /* link linkat; truncate truncate64 mknod mknodat */
-  CALL(9, 1, -1, -1, -1, -1, FOLLOW_NEVER),    CALL(303, 3, 2, -1, -1, -1, FOLLOW_NEVER),
+  KCALL(9, 1, -1, 0, -1, EFFECT_LINK, FOLLOW_NEVER), KCALL(303, 3, 2, 1, 0, EFFECT_LINK, FOLLOW_NEVER),
   CALL(92, 0, -1, -1, -1, -1, FOLLOW_ALWAYS),   CALL(193, 0, -1, -1, -1, -1, FOLLOW_ALWAYS), CALL(14, 0, -1, -1, -1, -1, FOLLOW_NEVER), CALL(297, 1, 0, -1, -1, -1, FOLLOW_NEVER),
   /* chmod fchmod fchmodat fchmodat2; chown lchown fchown (16-bit ids), their 32-bit forms, fchownat */
   CALL(15, 0, -1, -1, -1, -1, FOLLOW_ALWAYS),   CALL(94, -1, 0, -1, -1, -1, FOLLOW_NEVER),  CALL(306, 1, 0, -1, -1, -1, FOLLOW_ALWAYS), CALL(452, 1, 0, -1, -1, -1, FOLLOW_AT(3)),

@@ -101,6 +101,38 @@ describe.each(MODES)('the account, exact (%s)', (confine) => {
     expect(c.is_complete).toBe(true)
   })
 
+  it('names the other name of a file written after the command made the link, or through a descriptor whose name it removed', async () => {
+    const root = tempDir('exact-links-made')
+    for (const f of ['a', 'b']) writeFileSync(join(root, f), `${f}\n`)
+    linkSync(join(root, 'b'), join(root, 'b2'))
+    const { rt } = makeRuntime({ confine, roots: [root] })
+    const r = valid(shellRun, await rt.shell_run({ cwd: root, commands: ['ln a a2 && echo x >> a2', 'exec 7<b && rm b && echo w >> /dev/fd/7'] }))
+    const [made, gone] = r.commands.map((c) => c.changes)
+    expect(account(made!)).toEqual({ ...none, created: ['a2'], modified: ['a'], counts: { ...none.counts, created: 1, modified: 1 } })
+    expect(account(gone!)).toEqual({ ...none, modified: ['b2'], deleted: ['b'], counts: { ...none.counts, modified: 1, deleted: 1 } })
+    expect(readFileSync(join(root, 'b2'), 'utf8')).toBe('b\nw\n')
+  })
+
+  it('names what changed in a directory given other permissions or replaced, and never takes a new entry on a reused inode number for a rename', async () => {
+    const root = tempDir('exact-reuse')
+    mkdirSync(join(root, 'd'))
+    mkdirSync(join(root, 'r'))
+    for (const f of ['d/f', 'r/f', 'x']) writeFileSync(join(root, f), 'old\n')
+    const { rt } = makeRuntime({ confine, roots: [root] })
+    const r = valid(
+      shellRun,
+      await rt.shell_run({
+        cwd: root,
+        commands: ['chmod 700 d && echo more >> d/f', 'rm -rf r && mkdir r && echo new > r/f', 'mv x y/ 2>/dev/null; rm x && mkdir y'],
+      }),
+    )
+    const [chmod, replaced, reused] = r.commands.map((c) => account({ ...c.changes, modified: [...c.changes.modified].sort() }))
+    expect(chmod).toEqual({ ...none, modified: ['d/', 'd/f'], counts: { ...none.counts, modified: 2 } })
+    expect(replaced).toEqual({ ...none, modified: ['r/', 'r/f'], counts: { ...none.counts, modified: 2 } })
+    // ext4 gives the new directory the number the removed file freed: still a delete and a create.
+    expect(reused).toEqual({ ...none, created: ['y/'], deleted: ['x'], counts: { ...none.counts, created: 1, deleted: 1 } })
+  })
+
   it('names a UNIX socket a command bound, a name that is not UTF-8 (escaped), and a rename there and back as no change', async () => {
     const root = tempDir('exact-odd')
     writeFileSync(join(root, 'f'), 'x\n')

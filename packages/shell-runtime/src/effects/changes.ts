@@ -76,6 +76,7 @@ export function stateNow(path: string): PathState {
     uid: Number(st.uid),
     gid: Number(st.gid),
     nlink: Number(st.nlink),
+    btimeNs: st.birthtimeNs,
   }
 }
 
@@ -85,7 +86,9 @@ const isUnder = (dir: string, path: string) => path === dir || path.startsWith(d
  * on disk. /dev/shm is a tmpfs where files live like anywhere else. */
 const NOT_DISK = ['/dev', '/proc', '/sys']
 const isNotDisk = (path: string) => NOT_DISK.some((d) => isUnder(d, path)) && !isUnder('/dev/shm', path)
-const identity = (s: PathState) => `${s.dev}:${s.ino}`
+/** One entry under two names, or at two times: the same inode, type and birth time (a new entry that reuses a freed inode number differs in the last two). */
+const isSameEntry = (a: PathState, b: PathState) =>
+  a.dev === b.dev && a.ino === b.ino && a.type === b.type && (a.btimeNs === 0n || b.btimeNs === 0n || a.btimeNs === b.btimeNs)
 
 /**
  * True when the entry at a path changed between `a` and `b`. A directory counts as changed only
@@ -95,7 +98,7 @@ const identity = (s: PathState) => `${s.dev}:${s.ino}`
 function isChanged(a: PathState, b: PathState, isMoved: boolean): boolean {
   if (a.exists !== b.exists) return true
   if (!a.exists) return false
-  if (a.type !== b.type || a.ino !== b.ino || a.dev !== b.dev) return true
+  if (!isSameEntry(a, b)) return true
   if (a.perm !== b.perm || a.uid !== b.uid || a.gid !== b.gid) return true
   if (a.type === 'dir') return false
   // A rename moves the change time alone: an entry renamed away and back, the same as before, is unchanged.
@@ -106,11 +109,11 @@ function isChanged(a: PathState, b: PathState, isMoved: boolean): boolean {
 const LINK_WALK_LIMIT = 50_000
 
 /**
- * The other names, under `dirs`, of the file `state` (dev and inode); `isCut` when the walk stopped
- * at LINK_WALK_LIMIT entries before it was done. Paths are byte strings.
+ * Every name, under `dirs`, of the files `inodes` (`dev:ino`); `isCut` when the walk stopped at
+ * LINK_WALK_LIMIT entries before it was done. Paths are byte strings.
  */
-function otherNames(state: PathState, dirs: readonly string[], except: string): { names: string[]; isCut: boolean } {
-  const names: string[] = []
+function namesOf(inodes: ReadonlySet<string>, dirs: readonly string[]): { names: Map<string, string[]>; isCut: boolean } {
+  const names = new Map<string, string[]>()
   let seen = 0
   const stack = [...dirs]
   while (stack.length > 0) {
@@ -125,9 +128,10 @@ function otherNames(state: PathState, dirs: readonly string[], except: string): 
       if (++seen > LINK_WALK_LIMIT) return { names, isCut: true }
       const path = `${dir === '/' ? '' : dir}/${e.name.toString('latin1')}`
       if (e.isDirectory()) stack.push(path)
-      else if (e.isFile() && path !== except) {
+      else if (e.isFile()) {
         const st = lstatSync(Buffer.from(path, 'latin1'), { bigint: true, throwIfNoEntry: false })
-        if (st !== undefined && st.ino === state.ino && st.dev === state.dev) names.push(path)
+        const id = st === undefined ? '' : `${st.dev}:${st.ino}`
+        if (inodes.has(id)) names.set(id, [...(names.get(id) ?? []), path])
       }
     }
   }
@@ -160,6 +164,11 @@ export function changesBetween(input: {
   paths: Iterable<string>
   /** The renames the job asked for ([from, to]): a deleted entry is paired only along these. */
   renames: ReadonlyArray<readonly [string, string]>
+  /**
+   * Files the job wrote whose change can show under names the record does not hold (`dev:ino`,
+   * each with its state before): every name of each is looked for.
+   */
+  written?: ReadonlyMap<string, PathState>
   before: (path: string) => PathState
   now: (path: string) => PathState
   roots: readonly string[]
@@ -203,7 +212,7 @@ export function changesBetween(input: {
       for (const p of frontier) {
         for (const to of next.get(p) ?? []) {
           const hit = arrived.get(to)
-          if (hit !== undefined && !landed.has(to) && identity(hit[1]) === identity(s)) {
+          if (hit !== undefined && !landed.has(to) && isSameEntry(hit[1], s)) {
             landed.add(to)
             renamed.push({ from, to, state: hit[1] })
             return false
@@ -217,17 +226,30 @@ export function changesBetween(input: {
   })
   const createdLeft = created.filter(([p]) => !landed.has(p))
   const modifiedLeft = modified.filter(([p]) => !landed.has(p))
-  // A file with other names changed under all of them: each other name under the roots is modified
-  // too; names elsewhere are counted outside (TMPDIR's are the job's own scratch).
+  // A file with several names the job wrote, or wrote through a descriptor whose name is gone (the
+  // relay notes each: `written`), changed under every name it has: each under the roots is
+  // modified too, names elsewhere are counted outside (TMPDIR's are the job's own scratch). One
+  // walk of the roots finds them, for every such file.
   let isLinkWalkCut = false
-  const named = new Set(modifiedLeft.map(([p]) => p))
-  for (const [path, s] of [...modifiedLeft]) {
-    if (s.type !== 'file' || s.nlink < 2) continue
-    const found = otherNames(s, [...roots, tmpDir], path)
-    isLinkWalkCut ||= found.isCut
-    const inRoots = found.names.filter((p) => roots.some((r) => isUnder(r, p)))
-    for (const p of inRoots) if (!named.has(p)) named.add(p), modifiedLeft.push([p, s])
-    outside += Math.max(0, s.nlink - 1 - found.names.length)
+  const prior = input.written ?? new Map<string, PathState>()
+  if (prior.size > 0) {
+    const found = namesOf(new Set(prior.keys()), [...roots, tmpDir])
+    isLinkWalkCut = found.isCut
+    const named = new Set([...modifiedLeft, ...createdLeft].map(([p]) => p))
+    for (const r of renamed) named.add(r.to)
+    for (const [id, was] of prior) {
+      const paths = found.names.get(id)
+      // No name under the roots or TMPDIR: every name it has is elsewhere.
+      if (paths === undefined) {
+        if (!isLinkWalkCut) outside += was.nlink
+        continue
+      }
+      const now = input.now(paths[0] as string)
+      // A new file that took the inode number of one the job wrote and then removed is not it.
+      if (!isSameEntry(was, now) || !isChanged(was, { ...now, ctimeNs: was.ctimeNs }, false)) continue
+      for (const p of paths) if (!named.has(p) && roots.some((r) => isUnder(r, p))) named.add(p), modifiedLeft.push([p, now])
+      outside += Math.max(0, now.nlink - paths.length)
+    }
   }
 
   const show = (path: string, s: PathState) => {
@@ -235,9 +257,13 @@ export function changesBetween(input: {
     const shown = displayName(rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : rel)
     return s.type === 'dir' ? `${shown}/` : shown
   }
-  /** The first CHANGES_LISTED, leaving out what lies under a directory of the same list. */
-  const name = (list: Array<[string, PathState]>) => {
-    const dirs = new Set(list.filter(([, s]) => s.type === 'dir').map(([p]) => p))
+  /**
+   * The first CHANGES_LISTED; for what was made or removed, leaving out what lies under a directory
+   * of the same list (its count holds it). A modified directory (other permissions, or replaced by
+   * another) hides nothing: what changed in it is named.
+   */
+  const name = (list: Array<[string, PathState]>, isNested = true) => {
+    const dirs = new Set(isNested ? list.filter(([, s]) => s.type === 'dir').map(([p]) => p) : [])
     const isInside = (path: string) => {
       for (let at = path.lastIndexOf('/'); at > 0; at = path.lastIndexOf('/', at - 1)) if (dirs.has(path.slice(0, at))) return true
       return false
@@ -259,7 +285,7 @@ export function changesBetween(input: {
     limits.push(`the other names of a file with several were looked for among the first ${LINK_WALK_LIMIT.toLocaleString('en-US')} entries of the roots only`)
   return {
     created: name(createdLeft),
-    modified: name(modifiedLeft),
+    modified: name(modifiedLeft, false),
     deleted: name(deletedLeft),
     renamed: renamed.slice(0, CHANGES_LISTED).map((r) => ({ from: show(r.from, r.state), to: show(r.to, r.state) })),
     counts: { created: createdLeft.length, modified: modifiedLeft.length, deleted: deletedLeft.length, renamed: renamed.length },

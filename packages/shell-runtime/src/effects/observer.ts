@@ -90,6 +90,7 @@ export class JobChanges {
     const changes = changesBetween({
       paths,
       renames: record?.renames ?? [],
+      written: record?.written ?? new Map(),
       before: (p) => before(p, record?.paths.get(p) as PathState),
       now: nowOf,
       roots: this.#scope.roots,

@@ -15,9 +15,24 @@ export interface PathState {
   gid: number
   /** Names the entry had (hard links); 0 for nothing. */
   nlink: number
+  /** Birth time, 0n where the file system keeps none: a new file that reuses an inode number has another. */
+  btimeNs: bigint
 }
 
-export const NOTHING: PathState = { exists: false, type: null, dev: 0n, ino: 0n, size: 0n, mtimeNs: 0n, ctimeNs: 0n, perm: 0, uid: 0, gid: 0, nlink: 0 }
+export const NOTHING: PathState = {
+  exists: false,
+  type: null,
+  dev: 0n,
+  ino: 0n,
+  size: 0n,
+  mtimeNs: 0n,
+  ctimeNs: 0n,
+  perm: 0,
+  uid: 0,
+  gid: 0,
+  nlink: 0,
+  btimeNs: 0n,
+}
 
 const TYPES: Record<string, PathState['type']> = { f: 'file', d: 'dir', l: 'symlink', o: 'other' }
 
@@ -31,6 +46,11 @@ export class EffectsRecord {
   readonly file: string
   /** Paths in the order first seen, each with what stood there before. */
   readonly paths = new Map<string, PathState>()
+  /**
+   * Files the job wrote whose change can show under names the record does not hold (several names,
+   * or reached through a descriptor whose name is gone), by `dev:ino`, each with its state before.
+   */
+  readonly written = new Map<string, PathState>()
   /** Every rename the job asked for, in order: [from, to]. */
   readonly renames: Array<[string, string]> = []
   /** Calls whose path could not be read (a process that hides its memory). */
@@ -96,6 +116,11 @@ export class EffectsRecord {
       this.#renameFrom = null
       return
     }
+    if (text.startsWith('W ')) {
+      const state = parseState(text.slice(2))?.state
+      if (state?.exists === true) this.written.set(`${state.dev}:${state.ino}`, state)
+      return
+    }
     if (text.startsWith('R ')) {
       this.#renameFrom = text.slice(2)
       return
@@ -108,47 +133,55 @@ export class EffectsRecord {
       else if (what === 'unobserved') this.isUnobserved = true
       return
     }
-    // `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <nlink> <path>`: the path is the rest.
-    const fields: string[] = []
-    let at = 0
-    for (let k = 0; k < 11; k++) {
-      const space = text.indexOf(' ', at)
-      if (space < 0) return
-      fields.push(text.slice(at, space))
-      at = space + 1
-    }
-    const path = text.slice(at)
-    if (path === '' || this.paths.has(path)) return
-    const [exists, type, dev, ino, size, mtime, ctime, perm, uid, gid, nlink] = fields as [
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-    ]
-    this.paths.set(
-      path,
-      exists === '1'
-        ? {
-            exists: true,
-            type: TYPES[type] ?? 'other',
-            dev: BigInt(dev),
-            ino: BigInt(ino),
-            size: BigInt(size),
-            mtimeNs: BigInt(mtime),
-            ctimeNs: BigInt(ctime),
-            perm: Number(perm),
-            uid: Number(uid),
-            gid: Number(gid),
-            nlink: Number(nlink),
-          }
-        : NOTHING,
-    )
+    // `<state><path>`: the path is the rest.
+    const entry = parseState(text)
+    if (entry === undefined || entry.path === '' || this.paths.has(entry.path)) return
+    this.paths.set(entry.path, entry.state)
   }
+}
+
+/**
+ * `<exists> <type> <dev> <ino> <size> <mtime_ns> <ctime_ns> <perm> <uid> <gid> <nlink> <btime_ns> <path>` (the
+ * path may be empty): the state, with the path; undefined when the fields are not all there.
+ */
+function parseState(text: string): { state: PathState; path: string } | undefined {
+  const fields: string[] = []
+  let at = 0
+  for (let k = 0; k < 12; k++) {
+    const space = text.indexOf(' ', at)
+    if (space < 0) return undefined
+    fields.push(text.slice(at, space))
+    at = space + 1
+  }
+  const path = text.slice(at)
+  const [exists, type, dev, ino, size, mtime, ctime, perm, uid, gid, nlink, btime] = fields as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ]
+  if (exists !== '1') return { state: NOTHING, path }
+  const state: PathState = {
+    exists: true,
+    type: TYPES[type] ?? 'other',
+    dev: BigInt(dev),
+    ino: BigInt(ino),
+    size: BigInt(size),
+    mtimeNs: BigInt(mtime),
+    ctimeNs: BigInt(ctime),
+    perm: Number(perm),
+    uid: Number(uid),
+    gid: Number(gid),
+    nlink: Number(nlink),
+    btimeNs: BigInt(btime),
+  }
+  return { state, path }
 }
