@@ -990,6 +990,37 @@ static long read_times(long tid, u64 addr, int kind, struct meta *m) {
   return 0;
 }
 
+/*
+ * The descriptor of its own that thread `tid` names by `path` (/proc/self/fd/N, /proc/thread-self/fd/N,
+ * /proc/TID/fd/N, /dev/fd/N, /dev/stdin, /dev/stdout, /dev/stderr), or -1. Such a name leads, in the
+ * caller's view, to the file the descriptor is open on (glibc's lchmod and fchmodat with
+ * AT_SYMLINK_NOFOLLOW, before fchmodat2, chmod through /proc/self/fd/N); in the relay's view it would
+ * name the relay's own descriptor.
+ */
+static long own_fd(const char *path, long tid) {
+  if (eq(path, "/dev/stdin")) return 0;
+  if (eq(path, "/dev/stdout")) return 1;
+  if (eq(path, "/dev/stderr")) return 2;
+  const char *p = 0;
+  if (starts(path, "/dev/fd/", 8)) p = path + 8;
+  else if (starts(path, "/proc/self/fd/", 14)) p = path + 14;
+  else if (starts(path, "/proc/thread-self/fd/", 21)) p = path + 21;
+  else if (starts(path, "/proc/", 6)) {
+    long n = 0;
+    const char *q = path + 6;
+    while (*q >= '0' && *q <= '9') n = n * 10 + (*q++ - '0');
+    if (q == path + 6 || n != tid || !starts(q, "/fd/", 4)) return -1;
+    p = q + 4;
+  }
+  if (p == 0 || *p == 0) return -1;
+  long fd = 0;
+  for (; *p; p++) {
+    if (*p < '0' || *p > '9' || fd > 1 << 20) return -1;
+    fd = fd * 10 + (*p - '0');
+  }
+  return fd;
+}
+
 static void guard_metadata(int listener, const struct seccomp_notif *req) {
   long tid = (long)req->pid;
   const struct meta_call *c = meta_call(req->data.arch, req->data.nr);
@@ -1036,6 +1067,12 @@ static void guard_metadata(int listener, const struct seccomp_notif *req) {
   }
   /* No path (utimensat's NULL), or an empty one with AT_EMPTY_PATH: the descriptor itself. */
   if (r == 0 && !m.is_fd && (m.path == 0 || (path[0] == 0 && (at_flags & AT_EMPTY_PATH)))) m.is_fd = 1;
+  /* A name of the caller's own descriptor, followed: the file it is open on, found through /proc/TID/fd/N. */
+  int is_own_link = 0;
+  if (r == 0 && !m.is_fd && m.follow && path[0] == '/') {
+    long fd = own_fd(path, tid);
+    if (fd >= 0) m.is_fd = 1, m.dirfd = fd, is_own_link = 1;
+  }
   /* As root, the caller's credentials where they decide: another uid or group than the relay's, or
    * the capabilities security. and trusted. attributes take (the rest of a job's are the relay's too). */
   struct creds creds;
@@ -1049,8 +1086,9 @@ static void guard_metadata(int listener, const struct seccomp_notif *req) {
     }
   }
   int target = -1, dir = -1;
-  if (r == 0 && m.is_fd && guard.is_no_getfd) {
-    /* No copy of the descriptor: its file, opened again through /proc/TID/fd/N, checked by where it is and changed. */
+  if (r == 0 && m.is_fd && (guard.is_no_getfd || is_own_link)) {
+    /* No copy of the descriptor (or a name of it, which acts on its file whatever its open mode): its
+     * file, opened again through /proc/TID/fd/N, checked by where it is and changed. */
     char fd_path[64], leaf[24] = "fd/";
     int at = 3, i = 0;
     char d[12];
