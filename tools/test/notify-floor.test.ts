@@ -23,4 +23,11 @@ describe('the notification floor of pnpm bench effects', () => {
     expect(relay.length).toBeGreaterThan(30)
     expect(floor).toEqual(relay)
   })
+
+  it('supervises with --metadata-only the very calls the guard sends on the native table', () => {
+    const guard = callsIn('packages/shell-runtime/native/seccomp.c', /native_meta\[\] = \{/)
+    const floor = callsIn('tools/bench/fixtures/notify-floor.c', /metadata\[\] = \{/)
+    expect(guard.length).toBeGreaterThan(15)
+    expect(floor).toEqual(guard)
+  })
 })

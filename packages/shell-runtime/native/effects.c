@@ -547,6 +547,11 @@ static void note_written(const char *abs, size_t n, const char *via) {
   }
 }
 
+/* Whether `name` (n bytes) is what the kernel reads back for a descriptor whose file's name is gone. */
+static int is_deleted_name(const char *name, size_t n) {
+  return n > 10 && starts(name + n - 10, " (deleted)", 10);
+}
+
 /* Whether `path` is a descriptor's link, /proc/<n>/fd/<k> or /proc/<n>/task/<t>/fd/<k>. */
 static int is_fd_link(const char *path) {
   if (!starts(path, "/proc/", 6)) return 0;
@@ -578,20 +583,9 @@ static int is_fd_link(const char *path) {
 static size_t record_name(long pid, const char *rel, long dirfd, char *abs, int is_mkdir, int follow, int writes) {
   static char base[PATH_MAX_BYTES], target[PATH_MAX_BYTES], next[PATH_MAX_BYTES], via[PATH_MAX_BYTES];
   long bn = 0;
-  /* The descriptor link the call reaches its file through, if any (see note_written). */
+  /* The descriptor link the call reaches its file through when that file's name is gone (the
+   * kernel reads it back as "<name> (deleted)"): see note_written. */
   int has_via = 0;
-  if (writes && rel[0] == 0 && dirfd >= 0) {
-    char leaf[16] = "fd/";
-    size_t at = 3;
-    char d[12];
-    int i = 0;
-    long v = dirfd;
-    do d[i++] = (char)('0' + v % 10), v /= 10;
-    while (v > 0);
-    while (i > 0) leaf[at++] = d[--i];
-    leaf[at] = 0;
-    has_via = proc_rooted(pid, leaf, via, sizeof via) != 0;
-  }
   if (rel[0] != '/') {
     bn = base_dir(pid, dirfd, base, sizeof base);
     if (bn == -36) {
@@ -604,6 +598,18 @@ static size_t record_name(long pid, const char *rel, long dirfd, char *abs, int 
     }
     /* A descriptor of a pipe, socket or anonymous inode: no entry on disk. */
     if (base[0] != '/') return 0;
+    if (writes && rel[0] == 0 && is_deleted_name(base, (size_t)bn)) {
+      char leaf[16] = "fd/";
+      size_t at = 3;
+      char d[12];
+      int i = 0;
+      long v = dirfd;
+      do d[i++] = (char)('0' + v % 10), v /= 10;
+      while (v > 0);
+      while (i > 0) leaf[at++] = d[--i];
+      leaf[at] = 0;
+      has_via = proc_rooted(pid, leaf, via, sizeof via) != 0;
+    }
   }
   size_t n = join_clean(base, (size_t)bn, rel, abs, PATH_MAX_BYTES);
   if (n != 0) n = own_names(pid, abs, n, PATH_MAX_BYTES);
@@ -624,7 +630,7 @@ static size_t record_name(long pid, const char *rel, long dirfd, char *abs, int 
     long k = sys6(__NR_readlinkat, AT_FDCWD, (long)target, (long)next, PATH_MAX_BYTES - 1, 0, 0);
     if (k <= 0 || k >= PATH_MAX_BYTES - 1) break;
     next[k] = 0;
-    if (writes && !has_via && is_fd_link(target)) memcpy(via, target, t + 1), has_via = 1;
+    if (writes && !has_via && is_deleted_name(next, (size_t)k) && is_fd_link(target)) memcpy(via, target, t + 1), has_via = 1;
     /* Relative to the link's directory. */
     size_t cut = t;
     while (cut > 0 && target[cut - 1] != '/') cut--;

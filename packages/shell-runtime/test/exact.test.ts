@@ -103,11 +103,14 @@ describe.each(MODES)('the account, exact (%s)', (confine) => {
 
   it('names the other name of a file written after the command made the link, or through a descriptor whose name it removed', async () => {
     const root = tempDir('exact-links-made')
-    for (const f of ['a', 'b']) writeFileSync(join(root, f), `${f}\n`)
+    for (const f of ['a', 'b', 'c']) writeFileSync(join(root, f), `${f}\n`)
     linkSync(join(root, 'b'), join(root, 'b2'))
+    linkSync(join(root, 'c'), join(root, 'c2'))
     const { rt } = makeRuntime({ confine, roots: [root] })
-    const r = valid(shellRun, await rt.shell_run({ cwd: root, commands: ['ln a a2 && echo x >> a2', 'exec 7<b && rm b && echo w >> /dev/fd/7'] }))
-    const [made, gone] = r.commands.map((c) => c.changes)
+    const byDescriptor = `python3 -c "import os; fd = os.open('c', os.O_RDONLY); os.unlink('c'); os.fchmod(fd, 0o600)"`
+    const r = valid(shellRun, await rt.shell_run({ cwd: root, commands: ['ln a a2 && echo x >> a2', 'exec 7<b && rm b && echo w >> /dev/fd/7', byDescriptor] }))
+    const [made, gone, fchmod] = r.commands.map((c) => c.changes)
+    expect(account(fchmod!)).toEqual({ ...none, modified: ['c2'], deleted: ['c'], counts: { ...none.counts, modified: 1, deleted: 1 } })
     expect(account(made!)).toEqual({ ...none, created: ['a2'], modified: ['a'], counts: { ...none.counts, created: 1, modified: 1 } })
     expect(account(gone!)).toEqual({ ...none, modified: ['b2'], deleted: ['b'], counts: { ...none.counts, modified: 1, deleted: 1 } })
     expect(readFileSync(join(root, 'b2'), 'utf8')).toBe('b\nw\n')
