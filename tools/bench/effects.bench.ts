@@ -14,7 +14,11 @@
  * reader naming each event's path (--resolve), what such an observer's own work adds to it.
  * (3) Everyday tools: tar -xf of 20,000 files, git clone of 5,000, cp -r of 10,000, npm install,
  * observed against off, each with its target and the floor of the calls that stay supervised.
- * BENCH_EFFECTS_BURST_ONLY=1 runs (2) and (3) alone; BENCH_EFFECTS_TOOLS=1 (3) alone.
+ * (4) The race the account declares: a command whose second thread rewrites the path string of its
+ * first thread's creates (fixtures/effects-race.c), how many of its 400 files the account misses
+ * under each mechanism here.
+ * BENCH_EFFECTS_BURST_ONLY=1 runs (2) to (4) alone; BENCH_EFFECTS_TOOLS=1 (3) alone;
+ * BENCH_EFFECTS_RACE=1 (4) alone.
  */
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
@@ -69,7 +73,8 @@ const made: Array<{ root: string; rts: ShellRuntime[] }> = []
 const floorDir = mkdtempSync(join(tmpdir(), 'hands-bench-floor-'))
 try {
   const isToolsOnly = Boolean(process.env.BENCH_EFFECTS_TOOLS)
-  for (const files of process.env.BENCH_EFFECTS_BURST_ONLY || isToolsOnly ? [] : [10_000, 100_000]) {
+  const isRaceOnly = Boolean(process.env.BENCH_EFFECTS_RACE)
+  for (const files of process.env.BENCH_EFFECTS_BURST_ONLY || isToolsOnly || isRaceOnly ? [] : [10_000, 100_000]) {
     const root = rootOf(files)
     const on = createShellRuntime({ roots: [root] })
     const off = createShellRuntime({ roots: [root], changes: false })
@@ -105,7 +110,7 @@ try {
   // do-nothing supervisor, in the same turns.
   const floor = buildFixture(floorDir, 'notify-floor')
   const python = (dir: string) => `python3 -c "import os\nfor i in range(20000):\n  open(os.path.join('${dir}', str(i)), 'w').write('x')"`
-  for (const [where, base] of isToolsOnly
+  for (const [where, base] of isToolsOnly || isRaceOnly
     ? []
     : ([
         ['tmpfs', '/dev/shm'],
@@ -196,7 +201,8 @@ try {
   // Landlock the guard sends metadata calls to the relay with the record off too, so the floor of
   // what observing adds is the do-nothing supervisor of every recorded call against one of the
   // metadata calls alone (notify-floor --metadata-only); without the guard, against a plain run.
-  if (!process.env.BENCH_EFFECTS_BURST_ONLY || process.env.BENCH_EFFECTS_TOOLS) await everydayTools(floor, made)
+  if (!isRaceOnly && (!process.env.BENCH_EFFECTS_BURST_ONLY || isToolsOnly)) await everydayTools(floor, made)
+  if (!isToolsOnly) await race(made)
 } finally {
   rmSync(floorDir, { recursive: true, force: true })
   for (const { root, rts } of made) {
@@ -281,5 +287,38 @@ async function everydayTools(floor: string | null, made: Array<{ root: string; r
     }
     report('  ratio observed / off (medians)', `${ratio.toFixed(2)}x`, verdict)
     console.log(`  (the account of the last observed round: ${counted} created)`)
+  }
+}
+
+/**
+ * Section 4: the declared race. fixtures/effects-race.c creates 400 files while its second thread
+ * flips the first byte of the name between the relay's read and the kernel's; the files it made
+ * that the account does not hold are the race's hits (the account says complete for them: the
+ * confinement summary declares this, see docs/effects.md).
+ */
+async function race(made: Array<{ root: string; rts: ShellRuntime[] }>): Promise<void> {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-effects-race-')))
+  made.push({ root, rts: [] })
+  const bin = buildFixture(root, 'effects-race')
+  if (bin === null) return
+  for (const confine of ['landlock', 'bwrap'] as const) {
+    let rt: ShellRuntime
+    try {
+      rt = createShellRuntime({ roots: [root], confine })
+    } catch (e) {
+      console.log(`(no race row under ${confine}: ${(e as Error).message.split('\n')[0]})`)
+      continue
+    }
+    made.at(-1)?.rts.push(rt)
+    const missed: number[] = []
+    for (let r = 0; r < 7; r++) {
+      const dir = `${confine}-${r}`
+      mkdirSync(join(root, dir))
+      const result = await rt.shell_run({ cwd: join(root, dir), commands: ['../effects-race 400'] })
+      const changes = result.commands[0]?.changes
+      if (result.exit !== 0 || changes === undefined) throw new Error(`effects-race: ${result.commands[0]?.stderr}`)
+      missed.push(400 - changes.counts.created)
+    }
+    report(`race: files of 400 missed, ${confine} (min–median–max)`, spread(missed, 0), '(declared)')
   }
 }

@@ -27,8 +27,8 @@ const MiB = 1024 * 1024
 const BYTES = 256 * MiB
 const PRINTER = `yes ${'x'.repeat(99)} | head -c ${BYTES}`
 const FOLD_BYTES = 128 * MiB
-/** A CPU-bound printer: `fold` writes each 100-character line to the terminal with its own write(2). */
-const FOLDER = `head -c ${FOLD_BYTES} /dev/zero | tr '\\0' x | fold -w 100`
+/** A CPU-bound printer that keeps both cores busy: `fold` writes each 99-character line to the terminal with its own write(2). */
+const FOLDER = `head -c ${FOLD_BYTES} /dev/zero | tr '\\0' x | fold -w 99`
 const BURST_BYTES = 64 * MiB
 /** A printer that pauses: 2 MiB of lines, 0.1 s of quiet, 32 times. */
 const BURSTS = `for i in $(seq 32); do yes ${'x'.repeat(99)} | head -c ${2 * MiB}; sleep 0.1; done`

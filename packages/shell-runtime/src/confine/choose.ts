@@ -109,7 +109,7 @@ export function chooseConfiner(input: Parameters<typeof pick>[0] & { isChanges: 
   const chosen = input.isChanges ? picked : { ...picked, unobservedWhy: 'not observed: the host switched the account of changes off' }
   const changes =
     chosen.unobservedWhy === null
-      ? "changes on disk: each command's, seen by the helper as it makes them, are in its result"
+      ? "changes on disk: each command's, seen by the helper as it makes them, are in its result; a program that races its own threads against the helper can hide a change (the account guards against accidents, the sandbox against attacks)"
       : `gap: what commands change on disk is not reported (${chosen.unobservedWhy.replace(/^not observed: /, '')})`
   return { ...chosen, summary: `${chosen.summary}\n${changes}` }
 }
