@@ -491,7 +491,7 @@ static void append_state(const struct statx *st, char type) {
 static int is_naming_only;
 
 /* Record `abs` (n bytes) the first time it is seen, with what stands there now; the before-state's
- * type into *type ('l' for a symlink, 0 when nothing or not looked at). */
+ * type into *type ('l' for a symlink, '-' when nothing stands there, 0 when not looked at). */
 static void record_entry(const char *abs, size_t n, int is_mkdir, const char *rel, char *type) {
   *type = 0;
   if (n == 0 || is_kernel_fs(abs) || is_naming_only) return;
@@ -504,6 +504,8 @@ static void record_entry(const char *abs, size_t n, int is_mkdir, const char *re
     /* A mkdir that finds nothing makes a directory of the job's own (while no move voids it). A
      * ".." is left out: the kernel takes it after a symlink, join_clean by its name. */
     if (is_mkdir && r == -2 && generation != GENERATION_LAST && (rel == 0 || !has_dotdot(rel)) && are_moves_over()) marks[slot - 1] = generation;
+    /* Nothing stands there (so no link to follow): record_name need not look again. */
+    if (r == -2) *type = '-';
     append("0 - 0 0 0 0 0 0 0 0 0 0 ", 24);
   } else {
     unsigned mode_type = st.stx_mode & S_IFMT;
