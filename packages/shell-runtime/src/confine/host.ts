@@ -1,4 +1,4 @@
-import { findBash } from '../runtime/find-bash.ts'
+import { findBash } from '../env/find-bash.ts'
 import { findWritableCgroup } from '../tree/find-cgroup.ts'
 import { isProcessBoundHeld } from '../tree/bound.ts'
 import { probe } from './probe.ts'

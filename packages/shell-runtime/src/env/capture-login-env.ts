@@ -22,3 +22,13 @@ export function parseLoginEnv(stdout: string): Record<string, string> | null {
   if (at < 0) return null
   return parseEnv0(stdout.slice(at + LOGIN_ENV_SENTINEL.length))
 }
+
+/** Where the login environment came from, for hosts that want to show it. */
+export interface LoginEnvironment {
+  /** The allowed variables commands start from (before the mode's own settings). */
+  env: Record<string, string>
+  /** `login` when captured from `bash -l`, `host` when the capture failed and the host's allowed variables were used. */
+  source: 'login' | 'host'
+  /** Why the capture failed, or null. */
+  error: string | null
+}

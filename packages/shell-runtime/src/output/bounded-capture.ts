@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { cleanText } from '../screen/clean-text.ts'
-import { revealInvisible } from './reveal.ts'
+import { revealInvisible } from '../screen/reveal.ts'
 import { Spool } from './spool.ts'
 import type { SpoolAccount, SpoolBudget } from './spool-budget.ts'
 import { decodeUtf8, looksBinary, safeEnd, safeStart } from './utf8.ts'

@@ -1,6 +1,7 @@
 import { pickAllowed } from '../env/allowlist.ts'
 import type { ShellRuntimeOptions } from './options.ts'
-import { Session, type LoginEnvironment } from './session.ts'
+import type { LoginEnvironment } from '../env/capture-login-env.ts'
+import { Session } from './session.ts'
 
 /**
  * Capture the login environment once, outside any session: a short-lived runtime runs `bash -l`

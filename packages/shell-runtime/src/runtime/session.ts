@@ -10,7 +10,7 @@ import { buildPolicy, defaultPrivateDirs } from '../confine/policy.ts'
 import { holdCwd, releaseCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { JobChanges } from '../effects/observer.ts'
 import { pickAllowed } from '../env/allowlist.ts'
-import { loginEnvScript, parseLoginEnv, shellQuote } from '../env/capture-login-env.ts'
+import { loginEnvScript, parseLoginEnv, shellQuote, type LoginEnvironment } from '../env/capture-login-env.ts'
 import { PIPESTATUS_PIPE_FD, PRELUDE } from '../process/prelude.ts'
 import { runPiped, type PipedRun } from '../process/run-piped.ts'
 import { holdSpawner, type Spawner, type SpawnerHold } from '../process/spawner.ts'
@@ -25,7 +25,7 @@ import { MarkerKeeper } from '../tree/marker-keeper.ts'
 import { registerWithReaper, type ReaperRegistration } from '../tree/reaper.ts'
 import { applySessionLimits, removeLimitDirs, type SessionLimits } from '../tree/session-limits.ts'
 import { isProcessBoundHeld, JOB_PROCESS_BOUND, treeSummary } from '../tree/bound.ts'
-import { findBash } from './find-bash.ts'
+import { findBash } from '../env/find-bash.ts'
 import { resolveOptions, type ResolvedOptions, type ShellRuntimeOptions } from './options.ts'
 
 /** Scripts longer than this (in bytes) reach bash through a file, under Linux's 128 KiB limit on one argument. */
@@ -58,16 +58,6 @@ export interface ShellResource {
   log_dropped_bytes: number
   /** Why the log stopped taking output (its folder gone or the disk full), else null; the terminal and shell_logs go on. */
   log_error: string | null
-}
-
-/** Where the login environment came from, for hosts that want to show it. */
-export interface LoginEnvironment {
-  /** The allowed variables commands start from (before the mode's own settings). */
-  env: Record<string, string>
-  /** `login` when captured from `bash -l`, `host` when the capture failed and the host's allowed variables were used. */
-  source: 'login' | 'host'
-  /** Why the capture failed, or null. */
-  error: string | null
 }
 
 function realOrGiven(path: string): string {

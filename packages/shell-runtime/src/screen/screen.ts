@@ -1,6 +1,6 @@
 import { CUT_LINE_MARK } from '@hands/contracts'
 import type { IBuffer, IBufferLine, IModes } from '@xterm/headless'
-import { revealInvisible } from '../output/reveal.ts'
+import { revealInvisible } from './reveal.ts'
 import { Emulator, type LineList } from './emulator.ts'
 import { PlainTail } from './plain-tail.ts'
 import { SeenRows } from './seen-rows.ts'

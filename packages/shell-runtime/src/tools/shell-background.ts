@@ -3,7 +3,7 @@ import { assertInput, SHELL_STOP, shellBackground, type ShellBackgroundInput, ty
 import { childEnv, TERMINAL } from '../env/child-env.ts'
 import { withHeldCwd, type HeldCwd } from '../cwd/hold-cwd.ts'
 import { refuse } from '../errors.ts'
-import { tooManyShells } from '../limits/refusals.ts'
+import { tooManyShells } from './refusals.ts'
 import type { Session } from '../runtime/session.ts'
 import { BackgroundShell } from '../shells/background-shell.ts'
 import { freeId, programName } from '../shells/derive-id.ts'

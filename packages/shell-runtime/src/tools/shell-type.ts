@@ -1,6 +1,6 @@
 import { assertInput, SHELL_LOGS, SHELL_BACKGROUND, shellType, type ShellTypeInput, type ShellTypeResult } from '@hands/contracts'
 import { refuse } from '../errors.ts'
-import { inputQueueFull } from '../limits/refusals.ts'
+import { inputQueueFull } from './refusals.ts'
 import type { Session } from '../runtime/session.ts'
 import { lookupShell } from './lookup.ts'
 

@@ -2,8 +2,8 @@ import { SHELL_LOGS, SHELL_STOP, type ToolError } from '@hands/contracts'
 import { refuse } from '../errors.ts'
 import type { Session } from '../runtime/session.ts'
 import type { BackgroundShell } from '../shells/background-shell.ts'
-import { listIds } from '../tools/lookup.ts'
-import { bytesText } from './limits.ts'
+import { listIds } from './lookup.ts'
+import { bytesText } from '../limits/limits.ts'
 
 /** The refusal of one more background shell than the session may hold. */
 export function tooManyShells(session: Session): ToolError {
