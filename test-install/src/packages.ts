@@ -4,8 +4,8 @@ import { join } from 'node:path'
 
 export const REPO = join(import.meta.dirname, '..', '..')
 
-/** The four published packages, in dependency order. */
-export const PUBLISHED = ['contracts', 'fs-runtime', 'shell-runtime', 'surface'] as const
+/** The five published packages, in dependency order. */
+export const PUBLISHED = ['contracts', 'sandbox', 'fs-runtime', 'shell-runtime', 'surface'] as const
 
 /** Tarball paths by package directory. */
 export type Tarballs = Record<(typeof PUBLISHED)[number], string>

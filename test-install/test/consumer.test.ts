@@ -232,7 +232,7 @@ describe('a project outside the workspace that installed @hands/surface from a r
       'file_exists',
     ])
     expect(lines.at(-1)).toMatch(/^total\s+\d+\s+10 of 10 tools/)
-    // The helper shipped prebuilt in @hands/shell-runtime confines commands with no compiler at install.
+    // The helper shipped prebuilt in @hands/sandbox confines commands with no compiler at install.
     expect(all.slice(lines.length).join('\n')).toMatch(/landlock/i)
   })
 
@@ -273,7 +273,7 @@ describe('a project outside the workspace that installed @hands/surface from a r
     expect(readdirSync(root)).toEqual(['marker.txt'])
     await client.close()
     expect(await noneLeft(project)).toEqual([])
-    const helper = join(project, 'node_modules', '@hands', 'shell-runtime', 'native', 'bin', `linux-${process.arch}`, 'hands-confine')
+    const helper = join(project, 'node_modules', '@hands', 'sandbox', 'native', 'bin', `linux-${process.arch}`, 'hands-confine')
     const treeRuns = readFileSync(log, 'utf8')
       .split('\n')
       .filter((l) => /execve\(.*"--(copy|remove)-tree"/.test(l))
@@ -314,5 +314,34 @@ describe('a project outside the workspace that installed @hands/surface from a r
   it('type-checks a consumer, every type from @hands/surface, under nodenext with skipLibCheck false', async () => {
     const failed = await typeCheck
     if (failed !== null) throw failed
+  })
+})
+
+describe('a project outside the workspace that installed @hands/sandbox alone', () => {
+  it('installs small, without node-pty, the tokenizer or the MCP SDK, and hands-sandbox confines a command there, printing its account', async () => {
+    const alone = join(work, 'sandbox-alone')
+    const sandboxRoot = join(work, 'sandbox-root')
+    const outside = join(work, 'sandbox-outside')
+    for (const d of [alone, sandboxRoot, outside]) mkdirSync(d)
+    writeFileSync(join(alone, '.npmrc'), `@hands:registry=${registry.url}\n`)
+    writeFileSync(join(alone, 'package.json'), `${JSON.stringify({ name: 'sandbox-alone', private: true, type: 'module' }, null, 2)}\n`)
+    await run('npm', ['install', '@hands/sandbox'], { cwd: alone })
+    const packages = readdirSync(join(alone, 'node_modules')).flatMap((n) =>
+      n.startsWith('@') ? readdirSync(join(alone, 'node_modules', n)).map((m) => `${n}/${m}`) : [n],
+    )
+    for (const heavy of ['node-pty', 'gpt-tokenizer', '@modelcontextprotocol/sdk', '@hands/shell-runtime', '@xterm/headless'])
+      expect(packages).not.toContain(heavy)
+    const { stdout: du } = await run('du', ['-sb', join(alone, 'node_modules')])
+    const bytes = Number(du.split('\t')[0])
+    console.log(`@hands/sandbox installed alone: ${(bytes / 1e6).toFixed(1)} MB, ${packages.length} packages (${packages.join(', ')})`)
+    expect(bytes).toBeLessThan(10e6)
+    const bin = join(alone, 'node_modules', '.bin', 'hands-sandbox')
+    const { stdout } = await run(bin, ['--root', sandboxRoot, '--json', '--', `echo kept > kept.txt; echo x > ${outside}/escape.txt; true`], { cwd: alone })
+    const account = JSON.parse(stdout) as { exit: number; stderr: string; changes: { created: string[]; is_complete: boolean } }
+    expect(account.exit).toBe(0)
+    expect(account.stderr).toMatch(/escape\.txt: (Permission denied|Read-only file system|No such file or directory)/)
+    expect(account.changes).toMatchObject({ created: ['kept.txt'], is_complete: true })
+    expect(readdirSync(outside)).toEqual([])
+    expect(await noneLeft(alone)).toEqual([])
   })
 })

@@ -43,14 +43,14 @@ describe.each(PUBLISHED)('the packed @hands/%s', (name) => {
     const exportedFiles = Object.values(exports)
       .filter((e): e is string => typeof e === 'string')
       .map(relative)
-    // Besides dist/ and src/, a package ships only what its `files` names (shell-runtime: the confine helper).
+    // Besides dist/ and src/, a package ships only what its `files` names (sandbox: the confine helper).
     const listed = ((manifest['files'] ?? []) as string[]).filter((f) => !['dist', 'src', 'README.md', 'LICENSE'].includes(f))
     // A `files` entry is a path, a directory or a glob with `*` (`native/*.c`).
     const asPattern = (l: string) => new RegExp(`^${l.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}(/.*)?$`)
     const isListed = (f: string) => listed.some((l) => asPattern(l).test(f))
     const stray = files.filter((f) => !/^(dist|src)\//.test(f) && !['package.json', 'README.md', 'LICENSE', ...exportedFiles].includes(f) && !isListed(f))
     expect(stray).toEqual([])
-    if (name === 'shell-runtime') expect(files).toContain('native/bin/linux-x64/hands-confine')
+    if (name === 'sandbox') expect(files).toContain('native/bin/linux-x64/hands-confine')
     expect(files.filter((f) => /(^|\/)test\/|\.test\.|tsconfig|vitest/.test(f))).toEqual([])
   })
 

@@ -192,7 +192,7 @@ USER_SPEC=$(engine image inspect --format '{{.Config.User}}' "$HANDS_IMAGE")
 mkdir -p "$WORK/workspace"
 chown "${USER_SPEC:-0}" "$WORK/workspace"
 node "$HERE/seccomp-profiles.mjs" "$PROFILE_SOURCE" "$WORK" >/dev/null || die "cannot derive profiles from $PROFILE_SOURCE"
-HELPER=$(engine run --rm "${RUN_FLAGS[@]}" --entrypoint sh "$HANDS_IMAGE" -c 'echo /opt/hands/node_modules/@hands/shell-runtime/native/bin/linux-*/hands-confine')
+HELPER=$(engine run --rm "${RUN_FLAGS[@]}" --entrypoint sh "$HANDS_IMAGE" -c 'echo /opt/hands/node_modules/@hands/sandbox/native/bin/linux-*/hands-confine')
 
 # The lines shell_run runs everywhere: a mark in the workspace (so a case that must run nothing is
 # seen to have run nothing), a write to /etc, a write the user may make but the sandbox forbids

@@ -15,7 +15,7 @@ function callsIn(file: string, start: RegExp): string[] {
 
 describe('the notification floor of pnpm bench effects', () => {
   it('supervises the very calls the relay records on the native table, so the floor and the relay pay for the same calls', () => {
-    const relay = callsIn('packages/shell-runtime/native/seccomp.c', /native_calls\[\] = \{/)
+    const relay = callsIn('packages/sandbox/native/seccomp.c', /native_calls\[\] = \{/)
     const floor = [
       ...callsIn('tools/bench/fixtures/notify-floor.c', /always\[\] = \{/),
       ...callsIn('tools/bench/fixtures/notify-floor.c', /opens\[\] = \{/),
@@ -25,7 +25,7 @@ describe('the notification floor of pnpm bench effects', () => {
   })
 
   it('supervises with --metadata-only the very calls the guard sends on the native table', () => {
-    const guard = callsIn('packages/shell-runtime/native/seccomp.c', /native_meta\[\] = \{/)
+    const guard = callsIn('packages/sandbox/native/seccomp.c', /native_meta\[\] = \{/)
     const floor = callsIn('tools/bench/fixtures/notify-floor.c', /metadata\[\] = \{/)
     expect(guard.length).toBeGreaterThan(15)
     expect(floor).toEqual(guard)

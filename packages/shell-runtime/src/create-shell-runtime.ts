@@ -20,7 +20,7 @@ import type { ScreenView } from './screen/screen.ts'
 import { ScreenFilter } from './screen/screen-filter.ts'
 import type { ShellWatcher } from './shells/background-shell.ts'
 import type { ShellRuntimeOptions } from './runtime/options.ts'
-import type { LoginEnvironment } from './env/capture-login-env.ts'
+import type { LoginEnvironment } from '@hands/sandbox/parts'
 import { Session, type ShellResource } from './runtime/session.ts'
 
 /** Reset the pen, home the cursor, clear the screen: what a redraw starts from. */

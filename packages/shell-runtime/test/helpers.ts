@@ -52,7 +52,7 @@ export function jobProcesses(prefix = SESSION): number[] {
 }
 
 /** True while `pid` is a live (non-zombie) process. */
-export { isAlive as alive } from '../src/tree/proc.ts'
+export { isAlive as alive } from '../../sandbox/src/tree/proc.ts'
 
 export { processesWhere } from './procs.ts'
 

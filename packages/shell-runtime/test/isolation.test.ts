@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { BASE_ALLOWLIST, type ConfineMode } from '../src/index.ts'
-import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
+import { findWritableCgroup } from '../../sandbox/src/tree/find-cgroup.ts'
 import { alive, eventually, killLater, logsUntil, makeRuntime, MECHANISMS, processesWhere, tempDir } from './helpers.ts'
 
 const confined = MECHANISMS

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
-import { TERMINAL } from '../src/env/child-env.ts'
+import { TERMINAL } from '../../sandbox/src/env/child-env.ts'
 import type { ShellRuntime } from '../src/index.ts'
 import { FIXTURES, makeRuntime, tempDir } from './helpers.ts'
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { JOB_PROCESS_BOUND } from '../src/tree/bound.ts'
+import { JOB_PROCESS_BOUND } from '../../sandbox/src/tree/bound.ts'
 import { eventually, hostArgv, hostPackageEntry, makeRuntime, tempDir } from './helpers.ts'
 
 /** A fresh child of this process's cgroup in the v1 hierarchy of `controller`, or null. */

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
-import { isAlive } from '../src/tree/proc.ts'
+import { isAlive } from '../../sandbox/src/tree/proc.ts'
 
 /** Pids of live processes whose raw command line (NUL-separated, NUL-terminated) passes `match`. Free of vitest, so host fixtures use it too. */
 export function processesWhere(match: (cmdline: string) => boolean): number[] {

@@ -5,8 +5,8 @@ import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import type { ConfineMode } from '../src/index.ts'
-import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
-import { registerWithReaper } from '../src/tree/reaper.ts'
+import { findWritableCgroup } from '../../sandbox/src/tree/find-cgroup.ts'
+import { registerWithReaper } from '../../sandbox/src/tree/reaper.ts'
 import { alive, eventually, expectReaperAttempt, hostArgv, jobProcesses, killLater, makeRuntime, MECHANISMS, processesWhere, tempDir } from './helpers.ts'
 
 const cgroup = findWritableCgroup()

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { packageDir } from '../src/confine/probe.ts'
-import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
+import { packageDir } from '../../sandbox/src/confine/probe.ts'
+import { findWritableCgroup } from '../../sandbox/src/tree/find-cgroup.ts'
 import { eventually, FIXTURES, tempDir } from './helpers.ts'
 
 const HELPER = join(packageDir(), 'native', 'bin', `${process.platform}-${process.arch}`, 'hands-confine')

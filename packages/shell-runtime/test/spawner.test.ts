@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import type { ConfineMode } from '../src/index.ts'
-import { Spawner } from '../src/process/spawner.ts'
+import { Spawner } from '../../sandbox/src/process/spawner.ts'
 import { alive, eventually, makeRuntime, MECHANISMS, processesWhere } from './helpers.ts'
 
 /** Modes whose commands share our pid namespace (bubblewrap gives each its own), so a pid they print means something here. */

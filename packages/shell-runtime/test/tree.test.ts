@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
-import { findWritableCgroup } from '../src/tree/find-cgroup.ts'
+import { findWritableCgroup } from '../../sandbox/src/tree/find-cgroup.ts'
 import { alive, eventually, FIXTURES, hostArgv, jobProcesses, logsUntil, makeRuntime, tempDir } from './helpers.ts'
 
 const hasCgroup = findWritableCgroup() !== null

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { withProfile, withProfileBinary } from './profile.ts'
 
 /** The helper `pnpm build` (or `node native/build.mjs`) makes; its `--probe` says what the kernel lets this process have. */
-const HELPER = join(import.meta.dirname, '..', 'native', 'bin', `linux-${process.arch}`, 'hands-confine')
+const HELPER = join(import.meta.dirname, '..', '..', 'sandbox', 'native', 'bin', `linux-${process.arch}`, 'hands-confine')
 
 function run(argv: string[], input = ''): { status: number | null; stdout: string; stderr: string } {
   const [file, ...args] = argv

@@ -22,7 +22,6 @@ import {
   createShellRuntime,
   describeConfinement,
   freeId,
-  helperPath,
   pickLimits,
   programName,
   type Confinement,
@@ -287,8 +286,6 @@ export function createSurface(options: SurfaceOptions = {}): Session {
             roots: [...roots],
             ...(options.gates ? { gates: options.gates } : {}),
             ...(options.confirm ? { confirm: options.confirm } : {}),
-            // Large trees are removed through the hands helper (unlinkat on descriptors) where it is built.
-            helper: helperPath(),
           })
     return { roots: fs?.roots ?? [], fs, shell: null, calls: 0, confinement: undefined }
   }

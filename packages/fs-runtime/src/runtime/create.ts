@@ -10,6 +10,7 @@ import type {
   MoveInput,
   MoveResult,
 } from '@hands/contracts'
+import { helperPath } from '@hands/sandbox'
 import type { PathGate } from '../confine/gate.ts'
 import { realRootsSync } from '../confine/roots.ts'
 import { copyPath } from '../tools/copy.ts'
@@ -28,9 +29,10 @@ export interface FsRuntimeOptions {
   /** Consulted before a delete, and before a copy or move replaces an existing dest; may decline. */
   confirm?: ConfirmHook
   /**
-   * The path of the hands native helper, `hands-confine` of @hands/shell-runtime (its
-   * `helperPath()`): a large tree is then removed through it, with unlinkat on descriptors, at
-   * about rm's cost per entry. Without it, trees are removed by the worker-thread walk.
+   * The hands native helper, `hands-confine` of @hands/sandbox: large trees are copied and removed
+   * through it, with *at calls on descriptors, at about cp's and rm's cost per entry. Default: the
+   * one @hands/sandbox carries (`helperPath()`); null, or where it is not built, the worker-thread
+   * walk does the same work.
    */
   helper?: string | null
 }
@@ -52,7 +54,7 @@ export interface FsRuntime {
  */
 export function createFsRuntime(options: FsRuntimeOptions): FsRuntime {
   const roots = Object.freeze(realRootsSync(options.roots))
-  const ctx: Context = { roots, gates: options.gates, confirm: options.confirm, helper: options.helper ?? null }
+  const ctx: Context = { roots, gates: options.gates, confirm: options.confirm, helper: options.helper === undefined ? helperPath() : options.helper }
   return {
     roots,
     copy: (input) => copyPath(ctx, input),

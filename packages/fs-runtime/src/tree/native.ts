@@ -10,7 +10,7 @@ import { chunkCounts, treeHelpers } from './pool.ts'
 
 /**
  * Tree work by the native helper (`hands-confine --remove-tree` / `--copy-tree`, built with
- * @hands/shell-runtime). Node has no *at calls, so the walks of remove.ts and copy.ts reach
+ * @hands/sandbox). Node has no *at calls, so the walks of remove.ts and copy.ts reach
  * each entry as `/proc/self/fd/N/name` through a Node call, two to three times the CPU per
  * entry of rm and cp; the helper opens, creates and unlinks with *at calls on descriptors it
  * opened itself with O_NOFOLLOW from the pinned directories (the same guarantee) at their

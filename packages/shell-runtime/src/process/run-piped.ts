@@ -1,13 +1,23 @@
 import { spawn } from 'node:child_process'
 import type { Readable } from 'node:stream'
-import type { Launch } from '../confine/confiner.ts'
+import {
+  type Launch,
+  type JobTree,
+  stopTree,
+  waitEmpty,
+  type StopReport,
+  endingOf,
+  onceClosed,
+  readStatus,
+  type Ending,
+  PIPESTATUS_PIPE_FD,
+  PIPESTATUS_VAR,
+  type JobProcess,
+  type Spawner,
+  type SpawnerStdio,
+} from '@hands/sandbox/parts'
 import { BoundedCapture, type CapturedStream } from '../output/bounded-capture.ts'
 import type { SpoolBudget } from '../output/spool-budget.ts'
-import type { JobTree } from '../tree/job-tree.ts'
-import { stopTree, waitEmpty, type StopReport } from '../tree/stop-tree.ts'
-import { endingOf, signalName, type Ending } from './signals.ts'
-import { PIPESTATUS_PIPE_FD, PIPESTATUS_VAR } from './prelude.ts'
-import type { JobProcess, Spawner, SpawnerStdio } from './spawner.ts'
 
 /** How to run one bash line with pipes. */
 export interface PipedSpec {
@@ -67,34 +77,6 @@ export class SpawnError extends Error {
 const PIPE_CLOSE_MS = 2000
 /** How long the helper's relay may take to end once the tree it reaps is stopped. */
 const RELAY_END_MS = 2000
-
-/** The job's end as the relay reports it on its status pipe (`exit N` / `signal N`); null when the pipe ends without one. */
-function readStatus(stream: Readable): Promise<Ending | null> {
-  return new Promise((resolve) => {
-    let text = ''
-    stream.setEncoding('latin1')
-    stream.on('data', (chunk: string) => {
-      text += chunk
-      const m = /^(exit|signal) (\d+)\n/.exec(text)
-      if (m !== null) resolve(m[1] === 'exit' ? endingOf(Number(m[2]), null) : endingOf(null, signalName(Number(m[2]))))
-    })
-    onceClosed(stream, () => resolve(null))
-  })
-}
-
-/**
- * Call `done` once `stream` has closed or failed, at once if it already has. A socket the spawner
- * handed over starts reading as it arrives: one its writer closed without writing (an empty
- * stderr) may have closed before anyone listened (a stream holding data never ends unread).
- */
-function onceClosed(stream: Readable, done: () => void): void {
-  if (stream.closed || stream.destroyed) {
-    done()
-    return
-  }
-  stream.once('close', done)
-  stream.once('error', done)
-}
 
 /** Wait for the relay to end (it does once the tree is gone); SIGKILL it after RELAY_END_MS. */
 async function relayEnded(child: JobProcess, isExited: () => boolean): Promise<void> {

@@ -1,6 +1,5 @@
-import { pickAllowed } from '../env/allowlist.ts'
+import { pickAllowed, type LoginEnvironment } from '@hands/sandbox/parts'
 import type { ShellRuntimeOptions } from './options.ts'
-import type { LoginEnvironment } from '../env/capture-login-env.ts'
 import { Session } from './session.ts'
 
 /**

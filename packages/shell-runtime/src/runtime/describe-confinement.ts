@@ -1,12 +1,15 @@
 import { homedir, tmpdir } from 'node:os'
 import { resolveOptions, type ShellRuntimeOptions } from './options.ts'
-import { findBash } from '../env/find-bash.ts'
-import { chooseConfiner } from '../confine/choose.ts'
-import type { ConfineKind } from '../confine/confiner.ts'
-import { buildPolicy, defaultPrivateDirs } from '../confine/policy.ts'
-import { findWritableCgroup } from '../tree/find-cgroup.ts'
-import { treeSummary } from '../tree/bound.ts'
-import { checkSessionLimits } from '../tree/session-limits.ts'
+import {
+  findBash,
+  chooseConfiner,
+  type ConfineKind,
+  buildPolicy,
+  defaultPrivateDirs,
+  findWritableCgroup,
+  treeSummary,
+  checkSessionLimits,
+} from '@hands/sandbox/parts'
 
 /** How commands of a runtime are confined, for hosts to show. */
 export interface Confinement {

@@ -1,8 +1,6 @@
 import type { PathGate } from '@hands/fs-runtime'
 import { resolveLimits, type ShellLimits } from '../limits/limits.ts'
-import type { ConfineMode } from '../confine/confiner.ts'
-import type { SessionLimitOptions } from '../tree/session-limits.ts'
-import type { LoginEnvironment } from '../env/capture-login-env.ts'
+import type { ConfineMode, SessionLimitOptions, LoginEnvironment } from '@hands/sandbox/parts'
 
 /** Options of `createShellRuntime`. Every bound is a host setting, never a tool parameter. */
 export interface ShellRuntimeOptions extends ShellLimits, SessionLimitOptions {

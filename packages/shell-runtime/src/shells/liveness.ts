@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process'
 import { dirname, join } from 'node:path'
-import type { JobTree } from '../tree/job-tree.ts'
-import { readProcFile } from '../tree/proc.ts'
+import { type JobTree, readProcFile } from '@hands/sandbox/parts'
 import { isWaitingOnTerminal } from './terminal-wait.ts'
 
 /** How a background shell's process tree is doing now, as facts. */

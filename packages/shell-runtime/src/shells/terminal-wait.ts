@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs'
-import { readProcFile } from '../tree/proc.ts'
+import { readProcFile } from '@hands/sandbox/parts'
 
 /**
  * Whether one process is asleep waiting for its terminal to give it input, read from what Linux

@@ -2,7 +2,7 @@ import { SHELL_BACKGROUND } from '@hands/contracts'
 import { bytesText } from '../limits/limits.ts'
 import type { CapturedStream } from '../output/bounded-capture.ts'
 import type { SpoolBudget } from '../output/spool-budget.ts'
-import type { StopReport } from '../tree/stop-tree.ts'
+import type { StopReport } from '@hands/sandbox/parts'
 
 /** Join note sentences; null when there are none. */
 export function joinNotes(parts: Array<string | null | undefined | false>): string | null {

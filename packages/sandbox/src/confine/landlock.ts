@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { spawnCwd } from '../cwd/hold-cwd.ts'
+import { spawnCwd } from '../cwd/held-cwd.ts'
 import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
 import { isUnder, OPEN_DEVICES, READ_DEVICES, hiddenCounts, hiddenPaths, raceGap, socketGuard, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'

@@ -1,5 +1,5 @@
 import { lstatSync } from 'node:fs'
-import { spawnCwd } from '../cwd/hold-cwd.ts'
+import { spawnCwd } from '../cwd/held-cwd.ts'
 import { hasRelay, jobArgs, STATUS_FD, type Confiner, type JobSpec, type Launch } from './confiner.ts'
 import { isUnder, JOB_CAPABILITIES, hiddenCounts, hiddenPaths, raceGap, socketGuard, type ConfinePolicy } from './policy.ts'
 import type { SeccompSupport } from './probe.ts'

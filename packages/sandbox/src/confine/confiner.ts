@@ -1,4 +1,4 @@
-import type { HeldCwd } from '../cwd/hold-cwd.ts'
+import type { HeldCwd } from '../cwd/held-cwd.ts'
 import type { ConfinePolicy } from './policy.ts'
 
 /** The mechanism that confines commands: Linux Landlock, bubblewrap, or none. */

@@ -1,5 +1,5 @@
 import { refuse } from '../errors.ts'
-import type { ConfineRefusal } from './choose.ts'
+import type { ConfineRefusal } from '@hands/sandbox/parts'
 
 /**
  * The error every shell tool answers with while no sandbox can confine commands here and the host

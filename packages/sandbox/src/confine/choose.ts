@@ -1,4 +1,4 @@
-import { spawnCwd } from '../cwd/hold-cwd.ts'
+import { spawnCwd } from '../cwd/held-cwd.ts'
 import { CGROUP_PROCS_VAR } from '../tree/cgroup-keeper.ts'
 import { bwrapConfiner } from './bwrap.ts'
 import { CLOSE_FDS_VAR, hasRelay, jobArgs, STATUS_FD, type Confiner, type ConfineMode, type JobSpec, type Launch } from './confiner.ts'
