@@ -66,7 +66,9 @@ describe.each(['landlock', 'bwrap'] as const)('createSandbox (%s)', (confine) =>
     const left = sandbox.run(`export ${marker}=1; (sleep 300 &); sleep 300 & echo started`)
     const end = await left.done
     expect(end.exit).toBe(0)
-    expect(end.leftovers).toBeGreaterThanOrEqual(1)
+    // Under bubblewrap its pid namespace ends with bash, taking the rest with it before they are counted.
+    if (confine === 'landlock') expect(end.leftovers).toBeGreaterThanOrEqual(1)
+    expect(carrying(marker)).toEqual([])
     const running = sandbox.run(`export ${marker}=2; sleep 300`)
     await new Promise((r) => setTimeout(r, 200))
     await running.stop()
@@ -78,7 +80,7 @@ describe.each(['landlock', 'bwrap'] as const)('createSandbox (%s)', (confine) =>
     const root = dir()
     const sandbox = createSandbox({ roots: [root], confine, network: false })
     open.push(sandbox)
-    const job = sandbox.run(['python3', '-c', 'import socket; socket.create_connection(("127.0.0.1", 9), 1)'])
+    const job = sandbox.run(['python3', '-c', 'import socket; socket.create_connection(("192.0.2.1", 9), 2)'])
     const stderr = text(job.stderr)
     expect((await job.done).exit).not.toBe(0)
     expect(await stderr).toMatch(/PermissionError|Operation not permitted|Network is unreachable/)
