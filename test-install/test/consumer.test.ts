@@ -326,9 +326,9 @@ describe('a project outside the workspace that installed @hands/sandbox alone', 
     writeFileSync(join(alone, '.npmrc'), `@hands:registry=${registry.url}\n`)
     writeFileSync(join(alone, 'package.json'), `${JSON.stringify({ name: 'sandbox-alone', private: true, type: 'module' }, null, 2)}\n`)
     await run('npm', ['install', '@hands/sandbox'], { cwd: alone })
-    const packages = readdirSync(join(alone, 'node_modules')).flatMap((n) =>
-      n.startsWith('@') ? readdirSync(join(alone, 'node_modules', n)).map((m) => `${n}/${m}`) : [n],
-    )
+    const packages = readdirSync(join(alone, 'node_modules'))
+      .filter((n) => !n.startsWith('.'))
+      .flatMap((n) => (n.startsWith('@') ? readdirSync(join(alone, 'node_modules', n)).map((m) => `${n}/${m}`) : [n]))
     for (const heavy of ['node-pty', 'gpt-tokenizer', '@modelcontextprotocol/sdk', '@hands/shell-runtime', '@xterm/headless'])
       expect(packages).not.toContain(heavy)
     const { stdout: du } = await run('du', ['-sb', join(alone, 'node_modules')])

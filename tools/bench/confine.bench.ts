@@ -1,13 +1,15 @@
 /**
  * `pnpm bench confine`: what kernel confinement costs a command, against baselines measured in
  * the same run: shell_run(["true"]) confined (auto: Landlock here) and unconfined (confine off)
- * against a raw spawn of `bash -c true`, bubblewrap for reference, and the throughput of a
+ * against a raw spawn of `bash -c true`, the same `true` through @hands/sandbox's own API
+ * (createSandbox().run), bubblewrap for reference, and the throughput of a
  * 256 MiB write into a root, confined against unconfined.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { median, rawSpawn, spread, timed } from './timings.ts'
+import { createSandbox } from '@hands/sandbox'
 import { createShellRuntime, type ShellRuntime } from '@hands/shell-runtime'
 
 const MiB = 1024 * 1024
@@ -23,6 +25,14 @@ function check(ok: boolean, target: string): string {
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'hands-bench-confine-')))
 const confined = createShellRuntime({ roots: [root] })
 const unconfined = createShellRuntime({ roots: [root], confine: 'off' })
+const sandbox = createSandbox({ roots: [root] })
+/** `true` through the sandbox's API, its (empty) output read as a caller would. */
+function runTrue(): Promise<unknown> {
+  const job = sandbox.run('true')
+  job.stdout.resume()
+  job.stderr.resume()
+  return job.done
+}
 let bwrap: ShellRuntime | null = null
 try {
   bwrap = createShellRuntime({ roots: [root], confine: 'bwrap' })
@@ -44,9 +54,11 @@ try {
   const on: number[] = []
   const off: number[] = []
   const bw: number[] = []
+  const api: number[] = []
   for (let i = 0; i < calls; i++) {
     raw.push(await timed(rawSpawn))
     on.push(await timed(() => confined.shell_run({ commands: ['true'] })))
+    api.push(await timed(() => runTrue()))
     off.push(await timed(() => unconfined.shell_run({ commands: ['true'] })))
     if (bwrap !== null && i % 6 === 0) bw.push(await timed(() => (bwrap as ShellRuntime).shell_run({ commands: ['true'] })))
   }
@@ -56,6 +68,9 @@ try {
   report('  ratio confined / raw (medians)', `${(median(on) / median(raw)).toFixed(2)}x`, check(median(on) / median(raw) <= 1.3, '≤ 1.3x'))
   report('  ratio unconfined / raw (medians)', `${(median(off) / median(raw)).toFixed(2)}x`)
   report('  ratio confined / unconfined (medians)', `${(median(on) / median(off)).toFixed(2)}x`)
+  report(`createSandbox().run("true") (${sandbox.kind})`, `${spread(api)} ms`)
+  report('  ratio sandbox API / raw (medians)', `${(median(api) / median(raw)).toFixed(2)}x`)
+  report('  ratio sandbox API / shell_run confined (medians)', `${(median(api) / median(on)).toFixed(2)}x`)
   if (bw.length > 0) {
     report('shell_run(["true"]) under bubblewrap (every 6th round)', `${spread(bw)} ms`)
     report('  ratio bubblewrap / raw (medians)', `${(median(bw) / median(raw)).toFixed(2)}x`)
@@ -90,6 +105,6 @@ try {
     report('  throughput ratio bubblewrap / unconfined (medians)', `${(median(tBw) / median(tOff)).toFixed(2)}x`)
   }
 } finally {
-  await Promise.all([confined.close(), unconfined.close(), bwrap?.close()])
+  await Promise.all([confined.close(), unconfined.close(), bwrap?.close(), sandbox.close()])
   rmSync(root, { recursive: true, force: true })
 }
