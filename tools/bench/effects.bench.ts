@@ -18,7 +18,7 @@
  * first thread's creates (fixtures/effects-race.c), how many of its 400 files the account misses
  * under each mechanism here.
  * BENCH_EFFECTS_BURST_ONLY=1 runs (2) to (4) alone; BENCH_EFFECTS_TOOLS=1 (3) alone;
- * BENCH_EFFECTS_RACE=1 (4) alone.
+ * BENCH_EFFECTS_RACE=1 (4) alone; BENCH_EFFECTS_TMPFS_ONLY=1 leaves out (2)'s disk rows.
  */
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
@@ -112,10 +112,12 @@ try {
   const python = (dir: string) => `python3 -c "import os\nfor i in range(20000):\n  open(os.path.join('${dir}', str(i)), 'w').write('x')"`
   for (const [where, base] of isToolsOnly || isRaceOnly
     ? []
-    : ([
-        ['tmpfs', '/dev/shm'],
-        ['disk', tmpdir()],
-      ] as const)) {
+    : (
+        [
+          ['tmpfs', '/dev/shm'],
+          ['disk', tmpdir()],
+        ] as const
+      ).filter(([where]) => where === 'tmpfs' || !process.env.BENCH_EFFECTS_TMPFS_ONLY)) {
     const root = realpathSync(mkdtempSync(join(base, 'hands-bench-effects-burst-')))
     const on = createShellRuntime({ roots: [root] })
     const off = createShellRuntime({ roots: [root], changes: false })
