@@ -18,7 +18,7 @@
  * first thread's creates (fixtures/effects-race.c), how many of its 400 files the account misses
  * under each mechanism here.
  * BENCH_EFFECTS_BURST_ONLY=1 runs (2) to (4) alone; BENCH_EFFECTS_TOOLS=1 (3) alone;
- * BENCH_EFFECTS_RACE=1 (4) alone; BENCH_EFFECTS_TMPFS_ONLY=1 leaves out (2)'s disk rows.
+ * BENCH_EFFECTS_TOOL=npm (or tar, git, cp) the one tool of (3); BENCH_EFFECTS_RACE=1 (4) alone; BENCH_EFFECTS_TMPFS_ONLY=1 leaves out (2)'s disk rows.
  */
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
@@ -255,7 +255,8 @@ async function everydayTools(floor: string | null, made: Array<{ root: string; r
     { tool: 'cp -r of 10,000 files', target: 1.3, command: (dir: string) => `cp -r src10k ${dir}` },
     { tool: 'npm install, 40 packages of 50 files', target: 1.1, command: (dir: string) => `${env}${npm(dir)}` },
   ]
-  for (const { tool, target, command } of rows) {
+  const only = process.env.BENCH_EFFECTS_TOOL
+  for (const { tool, target, command } of rows.filter((r) => only === undefined || r.tool.startsWith(only))) {
     const took = { on: [] as number[], off: [] as number[], direct: [] as number[], floor: [] as number[], metadata: [] as number[] }
     let counted = -1
     const steps = (r: number) => [
