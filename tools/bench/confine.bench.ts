@@ -27,8 +27,8 @@ const confined = createShellRuntime({ roots: [root] })
 const unconfined = createShellRuntime({ roots: [root], confine: 'off' })
 const sandbox = createSandbox({ roots: [root] })
 /** `true` through the sandbox's API, its (empty) output read as a caller would. */
-function runTrue(): Promise<unknown> {
-  const job = sandbox.run('true')
+async function runTrue(): Promise<unknown> {
+  const job = await sandbox.run('true')
   job.stdout.resume()
   job.stderr.resume()
   return job.done

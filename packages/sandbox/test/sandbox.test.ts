@@ -47,7 +47,7 @@ describe.each(['landlock', 'bwrap'] as const)('createSandbox (%s)', (confine) =>
     const sandbox = createSandbox({ roots: [root], confine })
     open.push(sandbox)
     expect(sandbox.kind).toBe(confine)
-    const job = sandbox.run(`echo new > new.txt; echo more >> old.txt; echo x > ${outside}/escape.txt; echo done`)
+    const job = await sandbox.run(`echo new > new.txt; echo more >> old.txt; echo x > ${outside}/escape.txt; echo done`)
     const [stdout, stderr] = [text(job.stdout), text(job.stderr)]
     const end = await job.done
     expect(await stdout).toBe('done\n')
@@ -63,13 +63,13 @@ describe.each(['landlock', 'bwrap'] as const)('createSandbox (%s)', (confine) =>
     const sandbox = createSandbox({ roots: [root], confine })
     open.push(sandbox)
     const marker = `HANDS_SANDBOX_TEST_${process.pid}_${confine}`
-    const left = sandbox.run(`export ${marker}=1; (sleep 300 &); sleep 300 & echo started`)
+    const left = await sandbox.run(`export ${marker}=1; (sleep 300 &); sleep 300 & echo started`)
     const end = await left.done
     expect(end.exit).toBe(0)
     // Under bubblewrap its pid namespace ends with bash, taking the rest with it before they are counted.
     if (confine === 'landlock') expect(end.leftovers).toBeGreaterThanOrEqual(1)
     expect(carrying(marker)).toEqual([])
-    const running = sandbox.run(`export ${marker}=2; sleep 300`)
+    const running = await sandbox.run(`export ${marker}=2; sleep 300`)
     await new Promise((r) => setTimeout(r, 200))
     await running.stop()
     expect((await running.done).signal).not.toBeNull()
@@ -80,7 +80,7 @@ describe.each(['landlock', 'bwrap'] as const)('createSandbox (%s)', (confine) =>
     const root = dir()
     const sandbox = createSandbox({ roots: [root], confine, network: false })
     open.push(sandbox)
-    const job = sandbox.run(['python3', '-c', 'import socket; socket.create_connection(("192.0.2.1", 9), 2)'])
+    const job = await sandbox.run(['python3', '-c', 'import socket; socket.create_connection(("192.0.2.1", 9), 2)'])
     const stderr = text(job.stderr)
     expect((await job.done).exit).not.toBe(0)
     expect(await stderr).toMatch(/PermissionError|Operation not permitted|Network is unreachable/)
@@ -94,7 +94,7 @@ describe('createSandbox, bad input', () => {
     const root = dir()
     const sandbox = createSandbox({ roots: [root] })
     open.push(sandbox)
-    expect(() => sandbox.run('true', { cwd: tmpdir() })).toThrow(/not under a root/)
+    await expect(sandbox.run('true', { cwd: tmpdir() })).rejects.toThrow(/not under a root/)
   })
 
   it('fails closed where no mechanism can confine commands, saying what is missing', () => {

@@ -73,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
     }
     // One argument is a bash line (`-- 'make && make test'`); several are an argv, quoted.
     const command = positionals.length === 1 ? (positionals[0] as string) : positionals
-    const job = sandbox.run(command, values.cwd === undefined ? {} : { cwd: values.cwd })
+    const job = await sandbox.run(command, values.cwd === undefined ? {} : { cwd: values.cwd })
     const stop = () => void job.stop()
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)

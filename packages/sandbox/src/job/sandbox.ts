@@ -10,6 +10,7 @@ import { pickAllowed } from '../env/allowlist.ts'
 import { shellQuote } from '../env/capture-login-env.ts'
 import { childEnv, NON_INTERACTIVE } from '../env/child-env.ts'
 import { endingOf, type Ending } from '../process/signals.ts'
+import type { JobProcess, SpawnerStdio } from '../process/spawner.ts'
 import { readStatus } from '../process/status.ts'
 import { stopTree, waitEmpty, type StopReport } from '../tree/stop-tree.ts'
 import { JobHost } from './host.ts'
@@ -69,8 +70,8 @@ export interface Sandbox {
   readonly kind: ConfineKind
   /** What confines commands here and what it refuses, a line each. */
   readonly summary: string
-  /** Start `command` (a bash line, or an argv quoted into one) in `cwd` (default the first root) with stdin on /dev/null. */
-  run(command: string | string[], options?: { cwd?: string; env?: Record<string, string> }): Job
+  /** Start `command` (a bash line, or an argv quoted into one) in `cwd` (default the first root), stdin on /dev/null; resolves once it started. */
+  run(command: string | string[], options?: { cwd?: string; env?: Record<string, string> }): Promise<Job>
   /** Stop every command still running and remove the sandbox's files. Idempotent. */
   close(): Promise<void>
 }
@@ -104,7 +105,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     privateDirs: [],
     isNetwork: options.network ?? true,
     isChanges: options.changes ?? true,
-    isSpawner: false,
+    isSpawner: true,
     ...(options.memoryLimit === undefined ? {} : { memoryLimit: options.memoryLimit }),
     ...(options.processLimit === undefined ? {} : { processLimit: options.processLimit }),
   })
@@ -113,7 +114,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const running = new Set<Job>()
   let closed: Promise<void> | null = null
 
-  const run = (command: string | string[], runOptions: { cwd?: string; env?: Record<string, string> } = {}): Job => {
+  const run = async (command: string | string[], runOptions: { cwd?: string; env?: Record<string, string> } = {}): Promise<Job> => {
     if (closed !== null) throw new Error('the sandbox is closed')
     const line = typeof command === 'string' ? command : command.map(shellQuote).join(' ')
     const cwd = holdInside(host.roots, runOptions.cwd)
@@ -121,16 +122,19 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const tree = host.keeper.create()
     const { launch } = host.launch(tree, line, cwd, seq, 'pipes')
     const env = { ...childEnv(base, NON_INTERACTIVE, runOptions.env ?? {}), ...tree.env, ...launch.env }
-    const stdio: Array<'ignore' | 'pipe'> = ['ignore', 'pipe', 'pipe']
+    const stdio: SpawnerStdio[] = ['ignore', 'pipe', 'pipe']
     if (launch.statusFd !== null) stdio.push('ignore', 'pipe')
-    const child = spawn(launch.file, launch.args, {
-      cwd: launch.cwd,
-      env,
-      stdio,
-      detached: true,
-      ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }),
-    })
-    releaseCwd(cwd)
+    // A job whose relay reports its end is forked by the small spawner process, not by this
+    // (larger) Node process, which costs less; Node's spawn starts it when there is none.
+    const spawner = host.spawner(launch)
+    let child: JobProcess
+    try {
+      child =
+        (spawner === null ? null : await spawner.start(launch, env, stdio)) ??
+        spawn(launch.file, launch.args, { cwd: launch.cwd, env, stdio, detached: true, ...(launch.argv0 === undefined ? {} : { argv0: launch.argv0 }) })
+    } finally {
+      releaseCwd(cwd)
+    }
     if (launch.hasRelay && child.pid !== undefined) tree.setRelay(child.pid)
     let isExited = false
     const exitedOnce = new Promise<void>((r) => child.once('exit', () => r()))
@@ -139,7 +143,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     })
     const ended = new Promise<Ending | Error>((resolveEnd) => {
       child.once('error', (e) => resolveEnd(e))
-      child.once('exit', (code, signal) => resolveEnd(endingOf(code, signal)))
+      // Both null: a job whose spawner died ended unseen; its relay's report (if any) came first.
+      child.once('exit', (code, signal) =>
+        resolveEnd(code === null && signal === null ? new Error('the job ended unseen: its spawner died') : endingOf(code, signal)),
+      )
       if (launch.statusFd !== null) void readStatus(child.stdio[launch.statusFd] as Readable).then((e) => e !== null && resolveEnd(e))
     })
     const root = { pid: child.pid, isExited: () => isExited }
@@ -168,8 +175,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     })()
     const job: Job = {
       pid: child.pid,
-      stdout: child.stdout as Readable,
-      stderr: child.stderr as Readable,
+      stdout: child.stdio[1] as Readable,
+      stderr: child.stdio[2] as Readable,
       done,
       stop: async () => {
         stopping ??= stopTree(tree, graceMs, root)
