@@ -4,7 +4,7 @@
  * what `hands-confine --probe` prints; fail-closed.test.ts runs the real helper under such profiles).
  */
 import { describe, expect, it } from 'vitest'
-import { parseProbe } from '../../sandbox/src/confine/probe.ts'
+import { parseProbe } from '../src/confine/probe.ts'
 
 const probe = (lines: string[]) => parseProbe(`${lines.join('\n')}\n`, null)
 

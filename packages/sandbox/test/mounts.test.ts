@@ -3,8 +3,8 @@
  * again, wherever the second mount's root lies above it; a name covered by another mount does not.
  */
 import { describe, expect, it } from 'vitest'
-import { mountAliases } from '../../sandbox/src/confine/mounts.ts'
-import { readMounts } from '../../sandbox/src/tree/mountinfo.ts'
+import { mountAliases } from '../src/confine/mounts.ts'
+import { readMounts } from '../src/tree/mountinfo.ts'
 
 const table = (lines: string[]) => readMounts(`${lines.join('\n')}\n`)
 
