@@ -6,6 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { finished } from 'node:stream/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createSandbox, SandboxUnavailableError, type Sandbox } from '../src/index.ts'
 
@@ -23,10 +24,11 @@ function dir(): string {
   return d
 }
 
-function text(stream: NodeJS.ReadableStream): Promise<string> {
+async function text(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = []
   stream.on('data', (c: Buffer) => chunks.push(c))
-  return new Promise((resolve) => stream.once('close', () => resolve(Buffer.concat(chunks).toString('utf8'))))
+  await finished(stream).catch(() => undefined)
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 /** Processes whose environment carries `marker` (what a job left behind, if anything). */

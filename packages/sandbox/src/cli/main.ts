@@ -5,6 +5,7 @@
  * exit with its exit code. `--json` prints one JSON object instead (exit, signal, stdout, stderr,
  * changes); `--explain` prints what confines commands here and what it refuses.
  */
+import { finished } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
 import type { Changes } from '@hands/contracts'
 import type { ConfineMode } from '../confine/confiner.ts'
@@ -99,14 +100,17 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-function collect(stream: NodeJS.ReadableStream): Promise<string> {
+/** All a stream gives, once it has ended (a socket the spawner handed over may have closed already). */
+async function collect(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = []
   stream.on('data', (c: Buffer) => chunks.push(c))
-  return new Promise((resolve) => stream.once('close', () => resolve(Buffer.concat(chunks).toString('utf8'))))
+  await drained(stream)
+  return Buffer.concat(chunks).toString('utf8')
 }
 
-function drained(stream: NodeJS.ReadableStream & { closed?: boolean }): Promise<void> {
-  return stream.closed === true ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()))
+/** Resolves once `stream` has ended or failed, at once if it already has. */
+function drained(stream: NodeJS.ReadableStream): Promise<void> {
+  return finished(stream).catch(() => undefined)
 }
 
 /** `changed N: a (created), b (modified), …` as a result line says it, or why nothing was seen. */
