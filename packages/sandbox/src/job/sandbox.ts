@@ -78,6 +78,8 @@ export interface Sandbox {
 
 /** How long the helper's relay may take to end once the tree it reaps is stopped. */
 const RELAY_END_MS = 2000
+/** How long a stopped job may take to end before its tree is stopped again. */
+const RESTOP_MS = 200
 
 /**
  * A sandbox over `roots`. Throws SandboxUnavailableError (from `@hands/sandbox/parts`, its
@@ -179,7 +181,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       stderr: child.stdio[2] as Readable,
       done,
       stop: async () => {
-        stopping ??= stopTree(tree, graceMs, root)
+        stopping ??= (async () => {
+          let report = await stopTree(tree, graceMs, root)
+          // A job stopped while it is still starting can have nothing in its tree yet, and a
+          // process can join it after the stop looked: stop again until bash has ended.
+          while (!(await Promise.race([ended.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), RESTOP_MS))]))) {
+            report = await stopTree(tree, graceMs, root)
+          }
+          return report
+        })()
         await done.catch(() => undefined)
       },
     }
