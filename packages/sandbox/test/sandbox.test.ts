@@ -2,8 +2,8 @@
  * The sandbox on its own, as a team that wants only it would use it: createSandbox and the
  * hands-sandbox CLI confine a command to its roots, stop its whole tree, and say what it changed.
  */
-import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { finished } from 'node:stream/promises'
@@ -37,14 +37,13 @@ async function text(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-/** Processes whose environment carries `marker` (what a job left behind, if anything). */
-function carrying(marker: string): number[] {
-  const out = execFileSync('bash', ['-c', `grep -l -a -- ${marker} /proc/[0-9]*/environ 2>/dev/null || true`], { encoding: 'utf8' })
-  return out
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => Number(l.split('/')[2]))
-    .filter((pid) => pid !== process.pid)
+/** Files in `dir` still being rewritten half a second from now: a process that should be gone is not. */
+async function stillTicking(dir: string): Promise<string[]> {
+  const seen = () => new Map(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f), 'utf8')]))
+  const before = seen()
+  await new Promise((r) => setTimeout(r, 500))
+  const after = seen()
+  return [...after].filter(([f, t]) => before.get(f) !== t).map(([f]) => f)
 }
 
 describe.each(['landlock', 'bwrap'] as const)('createSandbox (%s)', BOUND, (confine) => {
@@ -70,22 +69,22 @@ describe.each(['landlock', 'bwrap'] as const)('createSandbox (%s)', BOUND, (conf
     const root = dir()
     const sandbox = createSandbox({ roots: [root], confine })
     open.push(sandbox)
-    const marker = `HANDS_SANDBOX_TEST_${process.pid}_${confine}`
-    const left = await sandbox.run(`export ${marker}=1; (sleep 300 &); sleep 300 & echo started`)
+    // Each process of the tree keeps touching a file of its own while it lives.
+    const ticker = (name: string) => `while :; do date +%s%N > ${name}; sleep 0.05; done`
+    const left = await sandbox.run(`(${ticker('orphan')}) & disown; (${ticker('child')} &); echo started`)
     const end = await left.done
     expect(end.exit).toBe(0)
     // Under bubblewrap its pid namespace ends with bash, taking the rest with it before they are counted.
     if (confine === 'landlock') expect(end.leftovers).toBeGreaterThanOrEqual(1)
-    expect(carrying(marker)).toEqual([])
-    const running = await sandbox.run(`export ${marker}=2; sleep 300`)
+    const running = await sandbox.run(ticker('running'))
     await new Promise((r) => setTimeout(r, 200))
     await running.stop()
     expect((await running.done).signal).not.toBeNull()
     // Stopped the moment it started, before its bash may be in its tree: it still ends.
-    const early = await sandbox.run(`export ${marker}=3; sleep 300`)
+    const early = await sandbox.run(ticker('early'))
     await early.stop()
     expect((await early.done).exit).not.toBe(0)
-    expect(carrying(marker)).toEqual([])
+    expect(await stillTicking(root)).toEqual([])
   })
 
   it('cuts the network when asked', async () => {

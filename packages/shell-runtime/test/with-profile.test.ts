@@ -8,7 +8,7 @@ const HELPER = join(import.meta.dirname, '..', '..', 'sandbox', 'native', 'bin',
 
 function run(argv: string[], input = ''): { status: number | null; stdout: string; stderr: string } {
   const [file, ...args] = argv
-  const r = spawnSync(file!, args, { encoding: 'utf8', input, timeout: 30_000 })
+  const r = spawnSync(file!, args, { encoding: 'utf8', input, timeout: 120_000 })
   return { status: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
